@@ -1,0 +1,115 @@
+//! Backends: how a command string becomes the argv a session runs.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::Error;
+
+/// Turns the `command` of an open request into the program and arguments to run.
+///
+/// Register your own with [`Backends::register`]; config `backend_type` picks one by name.
+///
+/// ```
+/// use pty_session::{Backend, Error};
+/// struct Bash;
+/// impl Backend for Bash {
+///     fn argv(&self, command: &str) -> Result<Vec<String>, Error> {
+///         Ok(vec!["bash".into(), "--norc".into(), "-c".into(), command.into()])
+///     }
+/// }
+/// let mut config = pty_session::Config::default();
+/// config.backends.register("bash", Bash);
+/// config.backend_type = "bash".into();
+/// ```
+pub trait Backend: Send + Sync + 'static {
+    /// The argv for `command`; the first element is the program, found on `PATH` when it
+    /// has no `/`. The command is never empty when this is called.
+    fn argv(&self, command: &str) -> Result<Vec<String>, Error>;
+}
+
+/// `/bin/sh -c <command>`: the command is shell text.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ShellBackend;
+
+impl Backend for ShellBackend {
+    fn argv(&self, command: &str) -> Result<Vec<String>, Error> {
+        Ok(vec!["/bin/sh".to_owned(), "-c".to_owned(), command.to_owned()])
+    }
+}
+
+/// The command split into words by POSIX shell rules and run without a shell.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExecBackend;
+
+impl Backend for ExecBackend {
+    fn argv(&self, command: &str) -> Result<Vec<String>, Error> {
+        let argv = shell_words::split(command).map_err(|err| {
+            Error::invalid(format!(
+                "command {command:?} cannot be split into words ({err}); check its quotes"
+            ))
+        })?;
+        if argv.is_empty() {
+            return Err(Error::invalid("command has no words; give a program to run"));
+        }
+        Ok(argv)
+    }
+}
+
+/// The registered backends, by name. The default holds `shell` and `exec`.
+#[derive(Clone)]
+pub struct Backends(BTreeMap<String, Arc<dyn Backend>>);
+
+impl Default for Backends {
+    fn default() -> Backends {
+        let mut backends = Backends(BTreeMap::new());
+        backends.register("shell", ShellBackend);
+        backends.register("exec", ExecBackend);
+        backends
+    }
+}
+
+impl Backends {
+    /// Registers `backend` under `name`, replacing any backend of that name.
+    pub fn register(&mut self, name: impl Into<String>, backend: impl Backend) {
+        self.0.insert(name.into(), Arc::new(backend));
+    }
+
+    /// The backend registered under `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Backend>> {
+        self.0.get(name)
+    }
+
+    /// The registered names, sorted.
+    pub fn names(&self) -> Vec<&str> {
+        self.0.keys().map(String::as_str).collect()
+    }
+}
+
+impl fmt::Debug for Backends {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.0.keys()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exec_splits_like_a_shell_without_expanding() {
+        let argv = ExecBackend.argv(r#"printf '%s|' "a b" c\ d '$HOME'"#).unwrap();
+        assert_eq!(argv, ["printf", "%s|", "a b", "c d", "$HOME"]);
+    }
+
+    #[test]
+    fn exec_rejects_unbalanced_quotes() {
+        let err = ExecBackend.argv("echo 'oops").unwrap_err();
+        assert_eq!(err.code(), "INVALID_ARGUMENT");
+    }
+
+    #[test]
+    fn shell_passes_the_text_to_sh() {
+        assert_eq!(ShellBackend.argv("a | b").unwrap(), ["/bin/sh", "-c", "a | b"]);
+    }
+}

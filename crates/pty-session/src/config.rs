@@ -1,0 +1,149 @@
+//! The service's configuration: limits, scrollback budget, environment defaults, backends.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::backend::Backends;
+
+/// Configuration of a [`PtyService`](crate::PtyService). `Config::default()` has the
+/// defaults of SPEC.md; change fields directly.
+///
+/// ```
+/// use pty_session::Config;
+/// let mut config = Config::default();
+/// config.tail_lines = 50;
+/// config.default_env.insert("PAGER".into(), String::new()); // drop the PAGER default
+/// assert_eq!(config.max_sessions_per_owner, 32);
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Config {
+    /// The backend `open` uses, by registered name (`"shell"` or `"exec"` built in).
+    pub backend_type: String,
+    /// The registered backends.
+    pub backends: Backends,
+    /// How many lines a reply returns at most when the call gives no budget.
+    pub tail_lines: usize,
+    /// How many completed lines a session keeps.
+    pub scrollback_lines: usize,
+    /// How many bytes of completed lines a session keeps.
+    pub scrollback_bytes: usize,
+    /// Open sessions an owner may have at once.
+    pub max_sessions_per_owner: usize,
+    /// Open sessions the service may have at once.
+    pub max_sessions: usize,
+    /// Merged over the built-in environment defaults; a key set to `""` removes that
+    /// default.
+    pub default_env: BTreeMap<String, String>,
+    /// How long close waits after SIGHUP/SIGTERM before it sends SIGKILL.
+    pub close_grace: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            backend_type: "shell".to_owned(),
+            backends: Backends::default(),
+            tail_lines: 200,
+            scrollback_lines: 10_000,
+            scrollback_bytes: 8 * 1024 * 1024,
+            max_sessions_per_owner: 32,
+            max_sessions: 1024,
+            default_env: BTreeMap::new(),
+            close_grace: Duration::from_millis(500),
+        }
+    }
+}
+
+/// The built-in environment defaults, so that no pager or locale question ever waits for
+/// a key.
+fn builtin_env(service_env: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    let mut env = BTreeMap::new();
+    env.insert("TERM".to_owned(), "xterm-256color".to_owned());
+    env.insert("PAGER".to_owned(), "cat".to_owned());
+    env.insert("GIT_PAGER".to_owned(), "cat".to_owned());
+    let has_locale = ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .any(|key| service_env.get(*key).is_some_and(|v| !v.is_empty()));
+    if !has_locale {
+        env.insert("LANG".to_owned(), "C.UTF-8".to_owned());
+    }
+    env
+}
+
+impl Config {
+    /// The environment of a child: the service's, overlaid with the defaults (built-in,
+    /// then `default_env`), overlaid with the call's. The caller always wins.
+    pub(crate) fn child_env(
+        &self,
+        service_env: BTreeMap<String, String>,
+        call_env: &BTreeMap<String, String>,
+    ) -> BTreeMap<String, String> {
+        let mut defaults = builtin_env(&service_env);
+        for (key, value) in &self.default_env {
+            if value.is_empty() {
+                defaults.remove(key);
+            } else {
+                defaults.insert(key.clone(), value.clone());
+            }
+        }
+        let mut env = service_env;
+        env.extend(defaults);
+        env.extend(call_env.iter().map(|(k, v)| (k.clone(), v.clone())));
+        env
+    }
+
+    /// Checks the values a service cannot work with; the message names the key.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.backends.get(&self.backend_type).is_none() {
+            return Err(format!(
+                "backendType {:?} is not a registered backend (known: {})",
+                self.backend_type,
+                self.backends.names().join(", ")
+            ));
+        }
+        for (name, value) in [
+            ("tailLines", self.tail_lines),
+            ("scrollbackLines", self.scrollback_lines),
+            ("scrollbackBytes", self.scrollback_bytes),
+            ("maxSessionsPerOwner", self.max_sessions_per_owner),
+            ("maxSessions", self.max_sessions),
+        ] {
+            if value == 0 {
+                return Err(format!("{name} must be at least 1"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn caller_wins_over_defaults_and_defaults_over_service() {
+        let mut config = Config::default();
+        config.default_env = map(&[("PAGER", ""), ("EDITOR", "true")]);
+        let env = config.child_env(
+            map(&[("TERM", "dumb"), ("HOME", "/root"), ("PAGER", "less")]),
+            &map(&[("EDITOR", "vi"), ("X", "a b $c")]),
+        );
+        assert_eq!(env["TERM"], "xterm-256color");
+        assert_eq!(env["HOME"], "/root");
+        assert_eq!(env["PAGER"], "less", "an empty default removes only the default");
+        assert_eq!(env["EDITOR"], "vi");
+        assert_eq!(env["X"], "a b $c");
+        assert_eq!(env["LANG"], "C.UTF-8");
+    }
+
+    #[test]
+    fn lang_default_only_without_a_locale() {
+        let env = Config::default().child_env(map(&[("LC_ALL", "de_DE.UTF-8")]), &map(&[]));
+        assert!(!env.contains_key("LANG"));
+    }
+}

@@ -1,0 +1,116 @@
+//! The one error type of the library, whose variants map one-to-one to the error codes of
+//! SPEC.md.
+
+use crate::SessionId;
+
+/// What went wrong in a call to [`PtyService`](crate::PtyService).
+///
+/// Each variant is one error code of the contract; [`Error::code`] gives the string. The
+/// `Display` form is the message for the caller: what was wrong and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The session belongs to another owner.
+    #[error("session {id} belongs to another owner; use a session this owner opened")]
+    ForeignSession {
+        /// The session that was named.
+        id: SessionId,
+    },
+    /// No open session has this id (it never existed, or it was closed).
+    #[error("no open session {id}; it was closed or never existed, open a new one with pty_open")]
+    UnknownSession {
+        /// The session that was named.
+        id: SessionId,
+    },
+    /// An argument is out of range or malformed.
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// The process could not be started.
+    #[error("could not start {command:?}: {reason}")]
+    SpawnFailed {
+        /// The command as the caller gave it.
+        command: String,
+        /// Why it failed, e.g. the OS error.
+        reason: String,
+    },
+    /// The owner, or the whole service, has as many sessions as it may.
+    #[error("{}", session_limit_message(*.limit, .scope, .open))]
+    SessionLimit {
+        /// The limit that was reached.
+        limit: usize,
+        /// `"owner"` or `"service"`: which limit.
+        scope: &'static str,
+        /// The owner's open sessions, which it could close to make room.
+        open: Vec<SessionId>,
+    },
+    /// The session's process has exited; its output can still be read with tail.
+    #[error(
+        "session {id} has exited ({status}); read its output with pty_tail, or open a new session"
+    )]
+    NotRunning {
+        /// The session that was named.
+        id: SessionId,
+        /// How it ended, e.g. `exit code 0`.
+        status: String,
+    },
+    /// The program did not take the input within the timeout.
+    #[error(
+        "session {id}: the program took {written} of {total} bytes within {timeout_ms} ms and is \
+         not reading its input; send Ctrl-C (\"\\u0003\"), read with pty_tail, or close it"
+    )]
+    WriteTimeout {
+        /// The session that was named.
+        id: SessionId,
+        /// Bytes that went in before the timeout.
+        written: usize,
+        /// Bytes the call meant to write (data and the Enter key).
+        total: usize,
+        /// The timeout that expired.
+        timeout_ms: u64,
+    },
+    /// The caller cancelled the request; output that arrived is kept for the next read.
+    #[error("the request was cancelled; output that arrived is kept for the next read")]
+    Cancelled,
+}
+
+fn session_limit_message(limit: usize, scope: &str, open: &[SessionId]) -> String {
+    let ids = open.iter().map(SessionId::as_str).collect::<Vec<_>>().join(", ");
+    match scope {
+        "owner" => format!(
+            "this owner already has {limit} open sessions (the limit): [{ids}]; close one with \
+             pty_close first"
+        ),
+        _ => format!(
+            "the service has {limit} open sessions (its limit); this owner's open sessions: \
+             [{ids}]; close one with pty_close or try later"
+        ),
+    }
+}
+
+impl Error {
+    /// The error code of SPEC.md, such as `"UNKNOWN_SESSION"`.
+    ///
+    /// ```
+    /// use pty_session::Error;
+    /// assert_eq!(Error::Cancelled.code(), "CANCELLED");
+    /// ```
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::ForeignSession { .. } => "FOREIGN_SESSION",
+            Error::UnknownSession { .. } => "UNKNOWN_SESSION",
+            Error::InvalidArgument(_) => "INVALID_ARGUMENT",
+            Error::SpawnFailed { .. } => "SPAWN_FAILED",
+            Error::SessionLimit { .. } => "SESSION_LIMIT",
+            Error::NotRunning { .. } => "NOT_RUNNING",
+            Error::WriteTimeout { .. } => "WRITE_TIMEOUT",
+            Error::Cancelled => "CANCELLED",
+        }
+    }
+
+    pub(crate) fn invalid(message: impl Into<String>) -> Error {
+        Error::InvalidArgument(message.into())
+    }
+}
+
+/// The result type of the library.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,49 @@
+//! Long-lived interactive processes on pseudo-terminals, for AI agents and the programs
+//! written for them.
+//!
+//! A [`PtyService`] runs sessions: each is one command on its own PTY, drained
+//! continuously and rendered into lines the way a terminal shows them. Every call names an
+//! [`Owner`]; a session belongs to the owner that opened it. Each session has one read
+//! cursor: every line is delivered once, in order, across [`open`](PtyService::open),
+//! [`send`](PtyService::send) and [`tail`](PtyService::tail). Open and send return once the
+//! output has *settled* ([`SettleReason`]): the process exited, it waits for input, a line
+//! matched `until`, it went quiet, or the timeout passed. [`close`](PtyService::close)
+//! kills the whole process tree and reaps it.
+//!
+//! ```no_run
+//! use pty_session::{Config, OpenRequest, Owner, PtyService, SendRequest};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # async fn demo() -> Result<(), pty_session::Error> {
+//! let pty = PtyService::new(Config::default());
+//! let owner = Owner::new("agent-1");
+//! let opened = pty.open(&owner, OpenRequest::new("python3 -q"), &CancellationToken::new()).await?;
+//! assert_eq!(opened.pending, ">>> ");
+//! let sent = pty.send(&owner, &opened.session_id, SendRequest::new("6*7")).await?;
+//! assert_eq!(sent.delta.text, "6*7\n42\n");
+//! pty.close(&owner, &opened.session_id).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Sessions run under a small *shim* process: this library's own code, started from the
+//! current executable before `main` runs (see [`shim`]). Nothing needs configuring.
+#![deny(missing_docs)]
+
+mod backend;
+mod config;
+mod error;
+mod owner;
+mod request;
+mod service;
+mod signal;
+
+pub use backend::{Backend, Backends, ExecBackend, ShellBackend};
+pub use config::Config;
+pub use error::{Error, Result};
+pub use owner::{Owner, SessionId};
+pub use service::PtyService;
+pub use request::{
+    ExitStatus, OpenRequest, Opened, Output, SendRequest, Sent, Settle, SettleReason, Status,
+    Tail, limits,
+};
+pub use tokio_util::sync::CancellationToken;

@@ -1,0 +1,393 @@
+//! What callers ask for ([`OpenRequest`], [`SendRequest`]) and what they get back
+//! ([`Opened`], [`Sent`], [`Tail`]), with the fields of SPEC.md.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::SessionId;
+
+/// Which signals end a settle. See SPEC.md, "Settling".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Settle {
+    /// Exit, input wait, `until`, timeout; quiet too where the input-wait signal is absent.
+    #[default]
+    Auto,
+    /// Exit, `until`, quiet, timeout: input wait is ignored. For programs that read input
+    /// while they keep working.
+    Quiet,
+    /// Return right after the write with what had already arrived.
+    None,
+}
+
+impl Settle {
+    /// The wire name: `"auto"`, `"quiet"` or `"none"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Settle::Auto => "auto",
+            Settle::Quiet => "quiet",
+            Settle::None => "none",
+        }
+    }
+}
+
+/// Which signal ended a settle (`settledBy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SettleReason {
+    /// The process exited and all of its output was read.
+    Exit,
+    /// The foreground processes wait for input and no output is coming.
+    Input,
+    /// A new line or the pending line matched `until`.
+    Match,
+    /// No output for `quiet_ms`.
+    Quiet,
+    /// `timeout_ms` passed.
+    Timeout,
+    /// `settle: none`: no waiting.
+    None,
+}
+
+impl SettleReason {
+    /// The wire name, e.g. `"input"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SettleReason::Exit => "exit",
+            SettleReason::Input => "input",
+            SettleReason::Match => "match",
+            SettleReason::Quiet => "quiet",
+            SettleReason::Timeout => "timeout",
+            SettleReason::None => "none",
+        }
+    }
+}
+
+impl fmt::Display for SettleReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a session's process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// It exited with this code.
+    Code(i32),
+    /// A signal killed it (the signal's number).
+    Signal(i32),
+}
+
+impl ExitStatus {
+    /// The exit code, if it exited normally.
+    pub fn code(self) -> Option<i32> {
+        match self {
+            ExitStatus::Code(code) => Some(code),
+            ExitStatus::Signal(_) => None,
+        }
+    }
+
+    /// The signal's name (`"SIGKILL"`), if a signal killed it.
+    pub fn signal_name(self) -> Option<String> {
+        match self {
+            ExitStatus::Code(_) => None,
+            ExitStatus::Signal(number) => Some(crate::signal::name(number)),
+        }
+    }
+}
+
+impl fmt::Display for ExitStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExitStatus::Code(code) => write!(f, "exit code {code}"),
+            ExitStatus::Signal(number) => write!(f, "killed by {}", crate::signal::name(*number)),
+        }
+    }
+}
+
+/// Whether a session's process runs (`status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// The process runs.
+    Running,
+    /// The process ended.
+    Exited(ExitStatus),
+}
+
+impl Status {
+    /// `"running"` or `"exited"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Exited(_) => "exited",
+        }
+    }
+
+    /// How the process ended, if it did.
+    pub fn exit(self) -> Option<ExitStatus> {
+        match self {
+            Status::Running => None,
+            Status::Exited(exit) => Some(exit),
+        }
+    }
+}
+
+/// The settle options shared by open and send.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SettleOptions {
+    pub(crate) settle: Settle,
+    pub(crate) until: Option<String>,
+    pub(crate) quiet_ms: Option<u64>,
+    pub(crate) timeout_ms: Option<u64>,
+}
+
+macro_rules! settle_builders {
+    () => {
+        /// Which signals end the settle (default [`Settle::Auto`]).
+        pub fn settle(mut self, settle: Settle) -> Self {
+            self.settle.settle = settle;
+            self
+        }
+
+        /// Also settle when a new completed line, or the pending line, matches this regex.
+        pub fn until(mut self, regex: impl Into<String>) -> Self {
+            self.settle.until = Some(regex.into());
+            self
+        }
+
+        /// The quiet period in ms (default 300).
+        pub fn quiet_ms(mut self, ms: u64) -> Self {
+            self.settle.quiet_ms = Some(ms);
+            self
+        }
+
+        /// The hard cap in ms (default 5,000; at most 600,000). For send it is also the
+        /// write timeout.
+        pub fn timeout_ms(mut self, ms: u64) -> Self {
+            self.settle.timeout_ms = Some(ms);
+            self
+        }
+    };
+}
+
+/// What to start: `pty_open`'s arguments.
+///
+/// ```
+/// use pty_session::{OpenRequest, Settle};
+/// let request = OpenRequest::new("python3 -q")
+///     .env("PYTHONSTARTUP", "")
+///     .size(100, 30)
+///     .settle(Settle::Auto)
+///     .timeout_ms(10_000);
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpenRequest {
+    pub(crate) command: String,
+    pub(crate) cwd: Option<PathBuf>,
+    pub(crate) env: BTreeMap<String, String>,
+    pub(crate) cols: Option<u64>,
+    pub(crate) rows: Option<u64>,
+    pub(crate) echo: bool,
+    pub(crate) settle: SettleOptions,
+}
+
+impl OpenRequest {
+    /// Runs `command` with the configured backend (by default `/bin/sh -c`).
+    pub fn new(command: impl Into<String>) -> OpenRequest {
+        OpenRequest {
+            command: command.into(),
+            cwd: None,
+            env: BTreeMap::new(),
+            cols: None,
+            rows: None,
+            echo: true,
+            settle: SettleOptions::default(),
+        }
+    }
+
+    /// The working directory; it must exist and be a directory.
+    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> OpenRequest {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// Sets one environment variable (literally, no expansion); it wins over every default.
+    pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> OpenRequest {
+        self.env.insert(name.into(), value.into());
+        self
+    }
+
+    /// The window size (default 120×40); each in 1..=1000.
+    pub fn size(mut self, cols: u64, rows: u64) -> OpenRequest {
+        self.cols = Some(cols);
+        self.rows = Some(rows);
+        self
+    }
+
+    /// The window width alone.
+    pub fn cols(mut self, cols: u64) -> OpenRequest {
+        self.cols = Some(cols);
+        self
+    }
+
+    /// The window height alone.
+    pub fn rows(mut self, rows: u64) -> OpenRequest {
+        self.rows = Some(rows);
+        self
+    }
+
+    /// Whether the terminal echoes input (default true).
+    pub fn echo(mut self, echo: bool) -> OpenRequest {
+        self.echo = echo;
+        self
+    }
+
+    settle_builders!();
+}
+
+/// What to type: `pty_send`'s arguments.
+///
+/// ```
+/// use pty_session::SendRequest;
+/// let enter_a_line = SendRequest::new("print(6*7)");
+/// let ctrl_c = SendRequest::new("\u{3}").submit(false);
+/// let wait_for_prompt = SendRequest::new("make").until(r"\$ $").timeout_ms(60_000);
+/// ```
+#[derive(Debug, Clone)]
+pub struct SendRequest {
+    pub(crate) data: String,
+    pub(crate) submit: bool,
+    pub(crate) settle: SettleOptions,
+    pub(crate) cancel: Option<CancellationToken>,
+}
+
+impl SendRequest {
+    /// Writes `data` as UTF-8 bytes exactly, then the Enter key (`\r`) unless
+    /// [`submit(false)`](Self::submit).
+    pub fn new(data: impl Into<String>) -> SendRequest {
+        SendRequest {
+            data: data.into(),
+            submit: true,
+            settle: SettleOptions::default(),
+            cancel: None,
+        }
+    }
+
+    /// Whether to press Enter after the data (default true).
+    pub fn submit(mut self, submit: bool) -> SendRequest {
+        self.submit = submit;
+        self
+    }
+
+    /// Ends the settle with [`Error::Cancelled`](crate::Error::Cancelled) when `token`
+    /// fires; the output stays unread for the next call. Dropping the future does the same
+    /// without an answer.
+    pub fn cancel_on(mut self, token: CancellationToken) -> SendRequest {
+        self.cancel = Some(token);
+        self
+    }
+
+    settle_builders!();
+}
+
+/// The lines a reply delivers: those after the cursor, within the budget.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Output {
+    /// The completed lines, each ending in `\n`.
+    pub text: String,
+    /// How many lines `text` holds.
+    pub lines: usize,
+    /// Whether unread lines were left out (over budget, or fell out of the scrollback).
+    pub truncated: bool,
+    /// How many unread lines were left out.
+    pub skipped: u64,
+}
+
+/// The reply to [`PtyService::open`](crate::PtyService::open).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Opened {
+    /// The new session's id.
+    pub session_id: SessionId,
+    /// The pid of the command's process.
+    pub pid: u32,
+    /// Whether it still runs.
+    pub status: Status,
+    /// The lines it printed before the settle (`initialOutput`).
+    pub initial_output: Output,
+    /// The text after the last line end, such as a prompt.
+    pub pending: String,
+    /// What ended the settle.
+    pub settled_by: SettleReason,
+    /// Whether a full-screen program has the alternate screen on.
+    pub alt_screen: bool,
+}
+
+/// The reply to [`PtyService::send`](crate::PtyService::send).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Sent {
+    /// The lines that arrived after the cursor (`delta`).
+    pub delta: Output,
+    /// Whether the process still runs.
+    pub status: Status,
+    /// The text after the last line end.
+    pub pending: String,
+    /// What ended the settle.
+    pub settled_by: SettleReason,
+    /// Whether a full-screen program has the alternate screen on.
+    pub alt_screen: bool,
+}
+
+/// The reply to [`PtyService::tail`](crate::PtyService::tail).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Tail {
+    /// The unread lines (`text`, `lines`, `truncated`, `skipped`).
+    pub output: Output,
+    /// The text after the last line end.
+    pub pending: String,
+    /// Whether the process still runs.
+    pub status: Status,
+    /// Lines completed since the session started (`totalLines`, also `lineEnd`).
+    pub total_lines: u64,
+    /// The number of the oldest line still in the scrollback (`lineBegin`).
+    pub line_begin: u64,
+    /// Whether a full-screen program has the alternate screen on.
+    pub alt_screen: bool,
+}
+
+/// The limits of SPEC.md on numeric arguments, so that the server can state them too.
+pub mod limits {
+    /// The largest `timeoutMs`.
+    pub const MAX_TIMEOUT_MS: u64 = 600_000;
+    /// The default `timeoutMs`.
+    pub const DEFAULT_TIMEOUT_MS: u64 = 5_000;
+    /// The default `quietMs`.
+    pub const DEFAULT_QUIET_MS: u64 = 300;
+    /// The largest `data` of a send, in bytes.
+    pub const MAX_DATA_BYTES: usize = 1024 * 1024;
+    /// The largest `cols` and `rows`.
+    pub const MAX_WINDOW: u64 = 1000;
+    /// The default window.
+    pub const DEFAULT_COLS: u16 = 120;
+    /// The default window.
+    pub const DEFAULT_ROWS: u16 = 40;
+    /// The largest `lines` budget of a tail.
+    pub const MAX_LINES: u64 = 100_000;
+}
+
+pub(crate) fn timeout(ms: Option<u64>) -> Result<Duration, crate::Error> {
+    let ms = ms.unwrap_or(limits::DEFAULT_TIMEOUT_MS);
+    if ms > limits::MAX_TIMEOUT_MS {
+        return Err(crate::Error::invalid(format!(
+            "timeoutMs {ms} is out of range; give 0..={}",
+            limits::MAX_TIMEOUT_MS
+        )));
+    }
+    Ok(Duration::from_millis(ms))
+}
