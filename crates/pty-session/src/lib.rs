@@ -33,17 +33,25 @@ mod backend;
 mod config;
 mod error;
 mod owner;
+mod procfs;
+mod pty;
+mod render;
 mod request;
+mod scrollback;
 mod service;
+mod session;
+mod settle;
+pub mod shim;
 mod signal;
+mod spawn;
 
 pub use backend::{Backend, Backends, ExecBackend, ShellBackend};
 pub use config::Config;
 pub use error::{Error, Result};
 pub use owner::{Owner, SessionId};
-pub use service::PtyService;
 pub use request::{
-    ExitStatus, OpenRequest, Opened, Output, SendRequest, Sent, Settle, SettleReason, Status,
-    Tail, limits,
+    ExitStatus, OpenRequest, Opened, Output, SendRequest, Sent, Settle, SettleReason, Status, Tail,
+    limits,
 };
+pub use service::PtyService;
 pub use tokio_util::sync::CancellationToken;

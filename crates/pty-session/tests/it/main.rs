@@ -1,0 +1,5 @@
+//! Integration tests: real processes on real PTYs.
+
+mod support;
+
+mod basics;
