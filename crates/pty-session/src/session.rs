@@ -212,7 +212,9 @@ async fn drain(session: Arc<Session>, mut shim: tokio::process::Child, mut contr
     let mut record = [0u8; REPORT_LEN];
     let mut filled = 0;
     loop {
-        if shim_done && (eof || !reports_open) {
+        // The shim's last report may still be in the socket when its exit is seen, so
+        // the reports are read to their end too (the socket closes with the shim).
+        if shim_done && eof && !reports_open {
             break;
         }
         tokio::select! {

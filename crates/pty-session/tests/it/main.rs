@@ -3,3 +3,7 @@
 mod support;
 
 mod basics;
+mod errors;
+mod kill;
+mod owners;
+mod settle;
