@@ -52,7 +52,7 @@ async fn dispose_closes_exactly_the_owners_sessions() {
     assert!(pty.sessions(&alice).is_empty());
     assert!(alice_pids.iter().all(|&pid| !alive(pid)));
     assert!(alive(bobs.pid as i32));
-    assert_eq!(pty.sessions(&bob), [bobs.session_id.clone()]);
+    assert_eq!(pty.sessions(&bob), std::slice::from_ref(&bobs.session_id));
     let sent = pty
         .send(&bob, &bobs.session_id, SendRequest::new("still"))
         .await
