@@ -1,7 +1,7 @@
 //! The shim: a small process of our own between the service and each session's command.
 //!
 //! The service never forks a user command itself. It spawns the *current executable* with
-//! the environment marker [`MARKER`], and this module's constructor, which runs before
+//! the environment marker `PTY_SESSION_SHIM=1`, and this module's constructor, which runs before
 //! `main` in every program that links the library (the `pty-session` server, a consumer's
 //! binary, any test binary), sees the marker and becomes the shim instead of the program.
 //! So nothing needs configuring and consumers get the same guarantees as the server.
