@@ -60,7 +60,9 @@ async fn invalid_send_and_tail_arguments() {
 #[tokio::test]
 async fn a_program_that_never_reads_gets_write_timeout_and_others_keep_answering() {
     let (pty, owner) = service();
-    let stuck = open(&pty, &owner, OpenRequest::new("sleep 1000")).await;
+    // sleep never reads, so its open settles by the timeout, not by input wait.
+    let stuck = open(&pty, &owner, OpenRequest::new("sleep 1000").timeout_ms(300)).await;
+    assert_eq!(stuck.settled_by, pty_session::SettleReason::Timeout);
     let other = open(&pty, &owner, OpenRequest::new("cat")).await;
     let line = format!("{}\n", "y".repeat(1000));
     let flood = line.repeat(1000);
