@@ -48,14 +48,22 @@ pub(crate) fn group_members(pgrp: i32) -> Vec<i32> {
         .collect()
 }
 
-/// The syscalls that mean "waiting for input": read, readv, select, poll and epoll in all
-/// their variants.
+/// The syscalls that mean "waiting for input": read and readv (on a terminal), select,
+/// poll and epoll in all their variants.
 #[cfg(target_arch = "x86_64")]
 const INPUT_SYSCALLS: &[i64] = &[0, 19, 7, 23, 232, 270, 271, 281, 441];
 #[cfg(target_arch = "aarch64")]
 const INPUT_SYSCALLS: &[i64] = &[63, 65, 22, 72, 73, 441];
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 const INPUT_SYSCALLS: &[i64] = &[];
+
+/// Of those, the reads, whose first argument is the fd being read.
+#[cfg(target_arch = "x86_64")]
+const READ_SYSCALLS: &[i64] = &[0, 19];
+#[cfg(target_arch = "aarch64")]
+const READ_SYSCALLS: &[i64] = &[63, 65];
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const READ_SYSCALLS: &[i64] = &[];
 
 /// Whether this machine can tell input wait: Linux with a known syscall table and a
 /// readable `/proc/self/syscall`.
@@ -106,7 +114,7 @@ pub(crate) fn sample(members: &[i32]) -> Option<GroupSample> {
                 all_asleep = false;
                 continue;
             }
-            if !any_input && in_input_syscall(&dir) {
+            if !any_input && in_input_syscall(*pid, &dir) {
                 any_input = true;
             }
         }
@@ -117,13 +125,34 @@ pub(crate) fn sample(members: &[i32]) -> Option<GroupSample> {
     })
 }
 
-fn in_input_syscall(task_dir: &std::path::Path) -> bool {
-    fs::read_to_string(task_dir.join("syscall")).is_ok_and(|text| {
-        text.split(' ')
-            .next()
-            .and_then(|nr| nr.trim().parse::<i64>().ok())
-            .is_some_and(|nr| INPUT_SYSCALLS.contains(&nr))
-    })
+/// Whether the task sleeps in an input syscall. A read counts only on a terminal: a
+/// program that sleeps reading a file on a slow filesystem, or a pipe from another
+/// process, is not waiting for the user. (What poll, select and epoll wait on cannot be
+/// seen without tracing, so they count.)
+fn in_input_syscall(pid: i32, task_dir: &std::path::Path) -> bool {
+    let Ok(text) = fs::read_to_string(task_dir.join("syscall")) else {
+        return false;
+    };
+    let mut fields = text.split(' ');
+    let Some(nr) = fields.next().and_then(|nr| nr.trim().parse::<i64>().ok()) else {
+        return false;
+    };
+    if !INPUT_SYSCALLS.contains(&nr) {
+        return false;
+    }
+    if !READ_SYSCALLS.contains(&nr) {
+        return true;
+    }
+    let fd = fields
+        .next()
+        .and_then(|arg| i64::from_str_radix(arg.trim_start_matches("0x"), 16).ok());
+    fd.and_then(|fd| fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok())
+        .is_some_and(|target| {
+            let target = target.to_string_lossy();
+            target.starts_with("/dev/pts/")
+                || target.starts_with("/dev/tty")
+                || target == "/dev/console"
+        })
 }
 
 #[cfg(test)]

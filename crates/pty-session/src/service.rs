@@ -251,7 +251,7 @@ impl PtyService {
         drop(reservation);
         tracing::debug!(session = %id, owner = %owner, pid = session.pid, "opened");
 
-        match settle::settle(&session, &plan, Baseline::fresh(), Some(cancel)).await {
+        match settle::settle(&session, &plan, Baseline::now(&session), Some(cancel)).await {
             Ok(settled_by) => {
                 let (output, pending, status, alt_screen) = self.reply(&session, None);
                 Ok(Opened {
@@ -303,7 +303,8 @@ impl PtyService {
         if request.submit {
             bytes.push(b'\r');
         }
-        let mut base = Baseline::before_write(&session);
+        let base = Baseline::now(&session);
+        session.mark_write();
         let written = tokio::select! {
             written = write_all(&session.master, &bytes, plan.deadline()) => written,
             () = cancel.cancelled() => return Err(Error::Cancelled),
@@ -329,7 +330,7 @@ impl PtyService {
                 });
             }
         }
-        base.written_now();
+        session.write_done();
         let settled_by = settle::settle(&session, &plan, base, Some(cancel)).await?;
         let (delta, pending, status, alt_screen) = self.reply(&session, None);
         Ok(Sent {

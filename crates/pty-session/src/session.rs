@@ -41,9 +41,22 @@ pub(crate) struct Session {
     control: Mutex<Option<OwnedWriteHalf>>,
     /// Whether this machine tells input wait (else quiet takes its place).
     pub(crate) input_wait_supported: bool,
-    /// The foreground group last looked up: pgrp, members, when. Short lock, no I/O
-    /// awaited while held.
-    pub(crate) group_cache: Mutex<Option<(i32, Vec<i32>, Instant)>>,
+    /// The foreground group last looked up: pgrp and members. Short lock, no I/O awaited
+    /// while held.
+    pub(crate) group_cache: Mutex<Option<(i32, Vec<i32>)>>,
+    /// The last write into the terminal (a send or a reply to a query), for input wait.
+    pub(crate) last_write: Mutex<Option<WriteMark>>,
+}
+
+/// What the foreground group looked like when something was last written to it: input
+/// wait counts only once the group ran since (its run counts changed), because written
+/// bytes reach the program's read only after the kernel's tty worker moved them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WriteMark {
+    /// When the write completed.
+    pub(crate) at: Instant,
+    /// The foreground group and its summed run counts before the write.
+    pub(crate) group: Option<(i32, u64)>,
 }
 
 /// What the drain task has learned so far.
@@ -110,6 +123,7 @@ impl Session {
             control: Mutex::new(Some(control_write)),
             input_wait_supported,
             group_cache: Mutex::new(None),
+            last_write: Mutex::new(None),
         });
         tokio::spawn(drain(session.clone(), shim, control_read));
         Ok(session)
@@ -157,6 +171,36 @@ impl Session {
         }
     }
 
+    /// Records the foreground group's state before a write into the terminal.
+    pub(crate) fn mark_write(&self) {
+        let group = crate::pty::foreground_group(self.master.get_ref()).and_then(|pgrp| {
+            let members = self.group_members(pgrp, false);
+            crate::procfs::sample(&members).map(|sample| (pgrp, sample.runs))
+        });
+        let mark = WriteMark {
+            at: Instant::now(),
+            group,
+        };
+        *self.last_write.lock().unwrap_or_else(|p| p.into_inner()) = Some(mark);
+    }
+
+    /// The write recorded by [`mark_write`](Self::mark_write) has completed now.
+    pub(crate) fn write_done(&self) {
+        if let Some(mark) = self
+            .last_write
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+        {
+            mark.at = Instant::now();
+        }
+    }
+
+    /// The last write's mark.
+    pub(crate) fn last_write(&self) -> Option<WriteMark> {
+        *self.last_write.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Reads everything the master has now into the scrollback. Returns `Ok(true)` at the
     /// end of output.
     fn read_available(&self) -> io::Result<bool> {
@@ -184,6 +228,7 @@ impl Session {
                 }
             }
             if !rendered.replies.is_empty() {
+                self.mark_write();
                 // Replies to terminal queries are a few bytes; the input queue takes them
                 // unless the program stopped reading, and then nothing waits for them.
                 let _ = crate::pty::write_some(self.master.get_ref(), &rendered.replies);

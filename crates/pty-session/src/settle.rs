@@ -26,7 +26,9 @@ const CLOSE_WATCH: Duration = Duration::from_millis(3);
 const TICK: Duration = Duration::from_millis(1);
 /// If nothing woke the program this long after a write, it is not going to read it now
 /// (a partial line in canonical mode, say): input wait may count without proof of a read.
-const NO_WAKE: Duration = Duration::from_millis(20);
+/// Generous, because under load the kernel's tty worker can take tens of milliseconds to
+/// hand written bytes to the program (seen with a load average of 25 on 2 cores).
+const NO_WAKE: Duration = Duration::from_millis(150);
 /// After the exit report, how long output must be quiet when a leftover process still
 /// holds the terminal.
 const EXIT_DRAIN: Duration = Duration::from_millis(20);
@@ -80,50 +82,20 @@ impl Plan {
     }
 }
 
-/// What the session looked like before the write, to tell later what changed.
+/// What the session looked like when the call began, to tell later what is new.
 pub(crate) struct Baseline {
     line_mark: u64,
     output_seq: u64,
-    group: Option<(i32, u64)>,
-    written: Instant,
-    /// A new session: everything it does is news.
-    fresh: bool,
 }
 
 impl Baseline {
-    /// Taken right before a send writes.
-    pub(crate) fn before_write(session: &Session) -> Baseline {
-        let (line_mark, output_seq) = {
-            let state = session.state();
-            (state.scrollback.line_end(), state.output_seq)
-        };
-        let group = crate::pty::foreground_group(session.master.get_ref()).and_then(|pgrp| {
-            let members = session.group_members(pgrp, false);
-            procfs::sample(&members).map(|sample| (pgrp, sample.runs))
-        });
+    /// Taken right before a send writes (and for a new session, at the start).
+    pub(crate) fn now(session: &Session) -> Baseline {
+        let state = session.state();
         Baseline {
-            line_mark,
-            output_seq,
-            group,
-            written: Instant::now(),
-            fresh: false,
+            line_mark: state.scrollback.line_end(),
+            output_seq: state.output_seq,
         }
-    }
-
-    /// For a session that just started.
-    pub(crate) fn fresh() -> Baseline {
-        Baseline {
-            line_mark: 0,
-            output_seq: 0,
-            group: None,
-            written: Instant::now(),
-            fresh: true,
-        }
-    }
-
-    /// The send's write is done now.
-    pub(crate) fn written_now(&mut self) {
-        self.written = Instant::now();
     }
 }
 
@@ -169,7 +141,7 @@ pub(crate) async fn settle(
             }
             (state.output_seq, state.last_output, state.exit.is_some())
         };
-        if input_wait && !exited && watcher.settled(session, seq, &base, now) {
+        if input_wait && !exited && watcher.settled(session, seq, now) {
             return Ok(SettleReason::Input);
         }
         let quiet_at = last_output.max(plan.start) + plan.quiet;
@@ -221,6 +193,8 @@ pub(crate) async fn settle(
 struct InputWatcher {
     /// Since when, and at which output count, the group has waited for input.
     candidate: Option<(Instant, u64)>,
+    /// When this settle last looked the group's members up.
+    scanned: Option<Instant>,
 }
 
 impl InputWatcher {
@@ -228,8 +202,8 @@ impl InputWatcher {
         self.candidate.is_some()
     }
 
-    fn settled(&mut self, session: &Session, seq: u64, base: &Baseline, now: Instant) -> bool {
-        let waiting = self.waiting(session, base, now);
+    fn settled(&mut self, session: &Session, seq: u64, now: Instant) -> bool {
+        let waiting = self.waiting(session, now);
         match (waiting, self.candidate) {
             (false, _) => {
                 self.candidate = None;
@@ -243,12 +217,19 @@ impl InputWatcher {
         }
     }
 
-    fn waiting(&mut self, session: &Session, base: &Baseline, now: Instant) -> bool {
+    fn waiting(&mut self, session: &Session, now: Instant) -> bool {
         let master = session.master.get_ref();
         let Some(pgrp) = crate::pty::foreground_group(master) else {
             return false;
         };
-        let members = session.group_members(pgrp, false);
+        // Members may join the group while it runs (a pipeline, a child of the shell's
+        // job), so a settle looks again now and then.
+        let scanned = *self.scanned.get_or_insert(now);
+        let rescan = now.duration_since(scanned) >= RESCAN;
+        if rescan {
+            self.scanned = Some(now);
+        }
+        let members = session.group_members(pgrp, rescan);
         let Some(GroupSample {
             waiting_for_input,
             runs,
@@ -261,27 +242,27 @@ impl InputWatcher {
         if !waiting_for_input || crate::pty::unread_output(master) != 0 {
             return false;
         }
-        base.fresh
-            || base.group != Some((pgrp, runs))
-            || now.duration_since(base.written) >= NO_WAKE
+        // Input written to the terminal must have reached the program: it ran since, or
+        // nothing woke it for a while. A session nothing was written to needs no proof.
+        session.last_write().is_none_or(|mark| {
+            mark.group != Some((pgrp, runs)) || now.duration_since(mark.at) >= NO_WAKE
+        })
     }
 }
 
 impl Session {
     /// The members of process group `pgrp`, from a cache that is refreshed when the group
-    /// changes, when `rescan` asks, or every [`RESCAN`].
+    /// changes or when `rescan` asks (a member vanished, or a settle wants a fresh look).
+    /// A scan reads every process's `stat`, so a send must not pay for one each time.
     pub(crate) fn group_members(&self, pgrp: i32, rescan: bool) -> Vec<i32> {
         let mut cache = self.group_cache.lock().unwrap_or_else(|p| p.into_inner());
-        let stale = match &*cache {
-            Some((cached, _, at)) => *cached != pgrp || at.elapsed() >= RESCAN,
-            None => true,
-        };
+        let stale = cache.as_ref().is_none_or(|(cached, _)| *cached != pgrp);
         if stale || rescan {
-            *cache = Some((pgrp, procfs::group_members(pgrp), Instant::now()));
+            *cache = Some((pgrp, procfs::group_members(pgrp)));
         }
         cache
             .as_ref()
-            .map(|(_, members, _)| members.clone())
+            .map(|(_, members)| members.clone())
             .unwrap_or_default()
     }
 }

@@ -274,7 +274,7 @@ async fn python_repl_round_trip() {
         .send(&owner, &opened.session_id, SendRequest::new("6*7"))
         .await
         .unwrap();
-    assert_eq!(sent.delta.text, ">>> 6*7\n42\n");
+    assert_eq!(sent.delta.text, ">>> 6*7\n42\n", "{sent:?}");
     assert_eq!(
         (sent.pending.as_str(), sent.settled_by),
         (">>> ", SettleReason::Input)
@@ -289,7 +289,7 @@ async fn a_program_waiting_for_a_cursor_report_gets_one() {
         &pty,
         &owner,
         OpenRequest::new(
-            r#"bash -c 'printf "ab\e[6n"; IFS= read -rs -d R pos; echo; echo "pos=${pos#*[}"'"#,
+            r#"bash -c 'stty -echo; printf "ab\e[6n"; IFS= read -r -d R pos; stty echo; echo; echo "pos=${pos#*[}"'"#,
         )
         .timeout_ms(3000),
     )

@@ -210,3 +210,12 @@ fn which(tool: &str) -> bool {
         .output()
         .is_ok_and(|out| out.status.success())
 }
+
+#[tokio::test]
+async fn a_pipe_reader_is_not_waiting_for_the_user() {
+    let (pty, owner) = service();
+    // cat sleeps in read(2) on a pipe, sleep in nanosleep: nobody waits for the terminal.
+    let opened = open(&pty, &owner, OpenRequest::new("sleep 0.5 | cat; echo done")).await;
+    assert_eq!(opened.settled_by, SettleReason::Exit, "{opened:?}");
+    assert_eq!(opened.initial_output.text, "done\n");
+}
