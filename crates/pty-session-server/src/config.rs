@@ -185,9 +185,15 @@ impl ConfigArgs {
         }
         service.default_env = file.default_env;
         service.default_env.extend(self.default_env.iter().cloned());
-        service
-            .validate()
-            .map_err(|err| anyhow!("invalid configuration: {err}"))?;
+        service.validate().map_err(|err| match &self.config {
+            Some(path) => {
+                anyhow!(
+                    "invalid configuration (from {} and the flags): {err}",
+                    path.display()
+                )
+            }
+            None => anyhow!("invalid configuration: {err}"),
+        })?;
 
         let idle = owner_idle_timeout_secs
             .or(file.owner_idle_timeout_secs)
