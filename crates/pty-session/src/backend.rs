@@ -34,7 +34,11 @@ pub struct ShellBackend;
 
 impl Backend for ShellBackend {
     fn argv(&self, command: &str) -> Result<Vec<String>, Error> {
-        Ok(vec!["/bin/sh".to_owned(), "-c".to_owned(), command.to_owned()])
+        Ok(vec![
+            "/bin/sh".to_owned(),
+            "-c".to_owned(),
+            command.to_owned(),
+        ])
     }
 }
 
@@ -50,7 +54,9 @@ impl Backend for ExecBackend {
             ))
         })?;
         if argv.is_empty() {
-            return Err(Error::invalid("command has no words; give a program to run"));
+            return Err(Error::invalid(
+                "command has no words; give a program to run",
+            ));
         }
         Ok(argv)
     }
@@ -98,7 +104,9 @@ mod tests {
 
     #[test]
     fn exec_splits_like_a_shell_without_expanding() {
-        let argv = ExecBackend.argv(r#"printf '%s|' "a b" c\ d '$HOME'"#).unwrap();
+        let argv = ExecBackend
+            .argv(r#"printf '%s|' "a b" c\ d '$HOME'"#)
+            .unwrap();
         assert_eq!(argv, ["printf", "%s|", "a b", "c d", "$HOME"]);
     }
 
@@ -110,6 +118,9 @@ mod tests {
 
     #[test]
     fn shell_passes_the_text_to_sh() {
-        assert_eq!(ShellBackend.argv("a | b").unwrap(), ["/bin/sh", "-c", "a | b"]);
+        assert_eq!(
+            ShellBackend.argv("a | b").unwrap(),
+            ["/bin/sh", "-c", "a | b"]
+        );
     }
 }

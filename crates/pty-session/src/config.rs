@@ -122,20 +122,28 @@ mod tests {
     use super::*;
 
     fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn caller_wins_over_defaults_and_defaults_over_service() {
-        let mut config = Config::default();
-        config.default_env = map(&[("PAGER", ""), ("EDITOR", "true")]);
+        let config = Config {
+            default_env: map(&[("PAGER", ""), ("EDITOR", "true")]),
+            ..Config::default()
+        };
         let env = config.child_env(
             map(&[("TERM", "dumb"), ("HOME", "/root"), ("PAGER", "less")]),
             &map(&[("EDITOR", "vi"), ("X", "a b $c")]),
         );
         assert_eq!(env["TERM"], "xterm-256color");
         assert_eq!(env["HOME"], "/root");
-        assert_eq!(env["PAGER"], "less", "an empty default removes only the default");
+        assert_eq!(
+            env["PAGER"], "less",
+            "an empty default removes only the default"
+        );
         assert_eq!(env["EDITOR"], "vi");
         assert_eq!(env["X"], "a b $c");
         assert_eq!(env["LANG"], "C.UTF-8");

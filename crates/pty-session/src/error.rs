@@ -74,7 +74,11 @@ pub enum Error {
 }
 
 fn session_limit_message(limit: usize, scope: &str, open: &[SessionId]) -> String {
-    let ids = open.iter().map(SessionId::as_str).collect::<Vec<_>>().join(", ");
+    let ids = open
+        .iter()
+        .map(SessionId::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
     match scope {
         "owner" => format!(
             "this owner already has {limit} open sessions (the limit): [{ids}]; close one with \

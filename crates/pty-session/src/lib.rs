@@ -25,25 +25,42 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Sessions run under a small *shim* process: this library's own code, started from the
-//! current executable before `main` runs (see [`shim`]). Nothing needs configuring.
+//! # The shim
+//! Each session's command runs under a small *shim* process: this library's own code. The
+//! service starts the current executable (`/proc/self/exe`) with the environment marker
+//! `PTY_SESSION_SHIM=1`; a constructor of this library, which runs before `main` in every
+//! program that links it (a server, a consumer's binary, a test binary), sees the marker
+//! and becomes the shim instead. Nothing needs configuring, and every program built on
+//! the library gets the same guarantee: the shim is a child subreaper that kills the whole
+//! process tree when the session closes or the service dies.
+//!
+//! Linux only: the shim, input-wait settling and the tree kill use `/proc`, `prctl` and
+//! `signalfd`.
 #![deny(missing_docs)]
 
 mod backend;
 mod config;
 mod error;
 mod owner;
+mod procfs;
+mod pty;
+mod render;
 mod request;
+mod scrollback;
 mod service;
+mod session;
+mod settle;
+mod shim;
 mod signal;
+mod spawn;
 
 pub use backend::{Backend, Backends, ExecBackend, ShellBackend};
 pub use config::Config;
 pub use error::{Error, Result};
 pub use owner::{Owner, SessionId};
-pub use service::PtyService;
 pub use request::{
-    ExitStatus, OpenRequest, Opened, Output, SendRequest, Sent, Settle, SettleReason, Status,
-    Tail, limits,
+    ExitStatus, OpenRequest, Opened, Output, SendRequest, Sent, Settle, SettleReason, Status, Tail,
+    limits,
 };
+pub use service::PtyService;
 pub use tokio_util::sync::CancellationToken;

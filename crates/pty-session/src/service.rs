@@ -1,12 +1,32 @@
-//! [`PtyService`]: the facade. One core behind a cheap-to-clone handle.
+//! [`PtyService`]: the facade. One core behind a cheap-to-clone handle, and the registry
+//! of sessions where every owner check happens.
 
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::os::fd::OwnedFd;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
+use tokio::io::unix::AsyncFd;
+use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::{Config, OpenRequest, Opened, Owner, Result, SendRequest, Sent, SessionId, Tail};
+use crate::request::limits;
+use crate::scrollback::Scrollback;
+use crate::session::Session;
+use crate::settle::{self, Baseline, Plan};
+use crate::spawn::{self, SpawnOptions};
+use crate::{
+    Config, Error, OpenRequest, Opened, Output, Owner, Result, SendRequest, Sent, SessionId,
+    Status, Tail,
+};
 
 /// The service: every session of every owner. Cheap to clone; clones share one core.
+///
+/// Sessions live with the service, not with a call: an owner's later calls see all of its
+/// open sessions until it closes them, [`dispose`](Self::dispose)s itself, or the service
+/// [`shutdown`](Self::shutdown)s. Dropping the last handle tells every shim to kill its
+/// tree, so nothing outlives the service either way.
 #[derive(Clone)]
 pub struct PtyService {
     shared: Arc<Shared>,
@@ -14,6 +34,141 @@ pub struct PtyService {
 
 struct Shared {
     config: Config,
+    /// Whether `/proc` tells input wait here.
+    input_wait: bool,
+    /// Short critical sections only: no `.await` while it is held.
+    registry: Mutex<Registry>,
+}
+
+#[derive(Default)]
+struct Registry {
+    sessions: HashMap<SessionId, Arc<Session>>,
+    /// Every id ever issued, so that none is reused.
+    issued: HashSet<SessionId>,
+    /// Opens under way per owner; they count against the limits.
+    opening: HashMap<Owner, usize>,
+}
+
+impl Registry {
+    fn owner_count(&self, owner: &Owner) -> usize {
+        self.sessions.values().filter(|s| s.owner == *owner).count()
+            + self.opening.get(owner).copied().unwrap_or(0)
+    }
+
+    fn owner_ids(&self, owner: &Owner) -> Vec<SessionId> {
+        let mut ids: Vec<_> = self
+            .sessions
+            .values()
+            .filter(|s| s.owner == *owner)
+            .map(|s| s.id.clone())
+            .collect();
+        ids.sort();
+        ids
+    }
+
+    fn total(&self) -> usize {
+        self.sessions.len() + self.opening.values().sum::<usize>()
+    }
+}
+
+/// Holds an owner's place in the limits while its open is under way.
+struct Reservation<'a> {
+    shared: &'a Shared,
+    owner: Owner,
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        let mut registry = self.shared.registry();
+        if let Some(n) = registry.opening.get_mut(&self.owner) {
+            *n -= 1;
+            if *n == 0 {
+                registry.opening.remove(&self.owner);
+            }
+        }
+    }
+}
+
+impl Shared {
+    fn registry(&self) -> MutexGuard<'_, Registry> {
+        self.registry
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The one place where a caller's right to a session is checked.
+    fn lookup(&self, owner: &Owner, id: &SessionId) -> Result<Arc<Session>> {
+        let registry = self.registry();
+        let session = registry
+            .sessions
+            .get(id)
+            .ok_or_else(|| Error::UnknownSession { id: id.clone() })?;
+        if session.owner != *owner {
+            return Err(Error::ForeignSession { id: id.clone() });
+        }
+        Ok(session.clone())
+    }
+
+    /// Takes a place for a new session of `owner`, or says which limit is reached.
+    fn reserve(&self, owner: &Owner) -> Result<Reservation<'_>> {
+        let mut registry = self.registry();
+        let limit = |limit, scope| Error::SessionLimit {
+            limit,
+            scope,
+            open: registry.owner_ids(owner),
+        };
+        if registry.owner_count(owner) >= self.config.max_sessions_per_owner {
+            return Err(limit(self.config.max_sessions_per_owner, "owner"));
+        }
+        if registry.total() >= self.config.max_sessions {
+            return Err(limit(self.config.max_sessions, "service"));
+        }
+        *registry.opening.entry(owner.clone()).or_default() += 1;
+        Ok(Reservation {
+            shared: self,
+            owner: owner.clone(),
+        })
+    }
+
+    fn fresh_id(&self) -> SessionId {
+        let mut registry = self.registry();
+        loop {
+            let id = SessionId::random();
+            if registry.issued.insert(id.clone()) {
+                return id;
+            }
+        }
+    }
+
+    /// Removes sessions from the registry (so their ids answer UNKNOWN_SESSION at once),
+    /// then kills and reaps them all concurrently.
+    async fn close_all(&self, keep: impl Fn(&Session) -> bool) {
+        let doomed: Vec<Arc<Session>> = {
+            let mut registry = self.registry();
+            let ids: Vec<SessionId> = registry
+                .sessions
+                .values()
+                .filter(|s| !keep(s))
+                .map(|s| s.id.clone())
+                .collect();
+            ids.iter()
+                .filter_map(|id| registry.sessions.remove(id))
+                .collect()
+        };
+        let mut kills = JoinSet::new();
+        for session in doomed {
+            kills.spawn(async move { session.kill_and_wait().await });
+        }
+        while kills.join_next().await.is_some() {}
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        for session in self.registry().sessions.values() {
+            session.request_kill();
+        }
+    }
 }
 
 impl PtyService {
@@ -25,7 +180,14 @@ impl PtyService {
         if let Err(err) = config.validate() {
             panic!("invalid pty-session config: {err}");
         }
-        PtyService { shared: Arc::new(Shared { config }) }
+        crate::shim::ensure_linked();
+        PtyService {
+            shared: Arc::new(Shared {
+                config,
+                input_wait: crate::procfs::input_wait_supported(),
+                registry: Mutex::new(Registry::default()),
+            }),
+        }
     }
 
     /// The configuration the service runs with.
@@ -33,49 +195,309 @@ impl PtyService {
         &self.shared.config
     }
 
+    /// Whether this machine tells input wait; without it, quiet settles in its place.
+    pub fn input_wait_supported(&self) -> bool {
+        self.shared.input_wait
+    }
+
     /// Starts a session for `owner` and waits until its first output settled.
+    ///
+    /// If `cancel` fires before the settle ends, the new session is closed (the caller
+    /// never learned its id) and the call fails with [`Error::Cancelled`]. Needs a tokio
+    /// runtime with the I/O and time drivers.
     pub async fn open(
         &self,
         owner: &Owner,
         request: OpenRequest,
         cancel: &CancellationToken,
     ) -> Result<Opened> {
-        let _ = (owner, request, cancel);
-        todo!()
+        let start = Instant::now();
+        let config = &self.shared.config;
+        let plan = Plan::new(&request.settle, start)?;
+        let options = self.spawn_options(&request)?;
+        let reservation = self.shared.reserve(owner)?;
+        let spawned = tokio::select! {
+            spawned = spawn::spawn(options) => spawned?,
+            () = cancel.cancelled() => return Err(Error::Cancelled),
+        };
+        let id = self.shared.fresh_id();
+        let scrollback = Scrollback::new(config.scrollback_lines, config.scrollback_bytes);
+        let rows = request_window(request.rows, limits::DEFAULT_ROWS);
+        let session = Session::start(
+            id.clone(),
+            owner.clone(),
+            spawned,
+            rows,
+            scrollback,
+            self.shared.input_wait,
+        )
+        .map_err(|err| Error::SpawnFailed {
+            command: request.command.clone(),
+            reason: format!("cannot watch the terminal: {err}"),
+        })?;
+        self.shared
+            .registry()
+            .sessions
+            .insert(id.clone(), session.clone());
+        drop(reservation);
+        tracing::debug!(session = %id, owner = %owner, pid = session.pid, "opened");
+
+        match settle::settle(&session, &plan, Baseline::fresh(), Some(cancel)).await {
+            Ok(settled_by) => {
+                let (output, pending, status, alt_screen) = self.reply(&session, None);
+                Ok(Opened {
+                    session_id: id,
+                    pid: session.pid,
+                    status,
+                    initial_output: output,
+                    pending,
+                    settled_by,
+                    alt_screen,
+                })
+            }
+            Err(err) => {
+                self.shared.registry().sessions.remove(&id);
+                session.kill_and_wait().await;
+                Err(err)
+            }
+        }
     }
 
     /// Writes to a session and waits until the output settled.
+    ///
+    /// Sends to one session are served one at a time, each with its settle, so that each
+    /// reply holds the answer to its own input.
     pub async fn send(&self, owner: &Owner, id: &SessionId, request: SendRequest) -> Result<Sent> {
-        let _ = (owner, id, request);
-        todo!()
+        let start = Instant::now();
+        let session = self.shared.lookup(owner, id)?;
+        let plan = Plan::new(&request.settle, start)?;
+        if request.data.len() > limits::MAX_DATA_BYTES {
+            return Err(Error::invalid(format!(
+                "data is {} bytes; send at most {} bytes per call",
+                request.data.len(),
+                limits::MAX_DATA_BYTES
+            )));
+        }
+        let never = CancellationToken::new();
+        let cancel = request.cancel.as_ref().unwrap_or(&never);
+        let _turn = tokio::select! {
+            turn = session.write_lock.lock() => turn,
+            () = cancel.cancelled() => return Err(Error::Cancelled),
+        };
+        if let Status::Exited(exit) = session.state().status() {
+            return Err(Error::NotRunning {
+                id: id.clone(),
+                status: exit.to_string(),
+            });
+        }
+        let mut bytes = request.data.into_bytes();
+        if request.submit {
+            bytes.push(b'\r');
+        }
+        let mut base = Baseline::before_write(&session);
+        let written = tokio::select! {
+            written = write_all(&session.master, &bytes, plan.deadline()) => written,
+            () = cancel.cancelled() => return Err(Error::Cancelled),
+        };
+        match written {
+            Ok(()) => {}
+            Err(WriteError::Timeout(written)) => {
+                return Err(Error::WriteTimeout {
+                    id: id.clone(),
+                    written,
+                    total: bytes.len(),
+                    timeout_ms: plan.deadline().duration_since(start).as_millis() as u64,
+                });
+            }
+            Err(WriteError::Closed) => {
+                let status = session.state().status();
+                let status = status
+                    .exit()
+                    .map_or("its terminal closed".to_owned(), |e| e.to_string());
+                return Err(Error::NotRunning {
+                    id: id.clone(),
+                    status,
+                });
+            }
+        }
+        base.written_now();
+        let settled_by = settle::settle(&session, &plan, base, Some(cancel)).await?;
+        let (delta, pending, status, alt_screen) = self.reply(&session, None);
+        Ok(Sent {
+            delta,
+            status,
+            pending,
+            settled_by,
+            alt_screen,
+        })
     }
 
-    /// Reads the unread lines, at most `lines` (default `tail_lines`).
+    /// Reads the unread lines, at most `lines` (default `tail_lines`, 1..=100,000).
     pub async fn tail(&self, owner: &Owner, id: &SessionId, lines: Option<u64>) -> Result<Tail> {
-        let _ = (owner, id, lines);
-        todo!()
+        let session = self.shared.lookup(owner, id)?;
+        if let Some(lines) = lines.filter(|&n| n == 0 || n > limits::MAX_LINES) {
+            return Err(Error::invalid(format!(
+                "lines {lines} is out of range; give 1..={}",
+                limits::MAX_LINES
+            )));
+        }
+        let (output, pending, status, alt_screen) = self.reply(&session, lines);
+        let state = session.state();
+        Ok(Tail {
+            output,
+            pending,
+            status,
+            total_lines: state.scrollback.line_end(),
+            line_begin: state.scrollback.line_begin(),
+            alt_screen,
+        })
     }
 
-    /// Kills the session's process tree and forgets it. `Ok(false)` if it was already gone.
+    /// Kills the session's process tree, waits until it is reaped and the output drained,
+    /// and forgets the session. `Ok(false)` if it was already gone or never existed.
     pub async fn close(&self, owner: &Owner, id: &SessionId) -> Result<bool> {
-        let _ = (owner, id);
-        todo!()
+        let session = {
+            let mut registry = self.shared.registry();
+            match registry.sessions.get(id) {
+                None => return Ok(false),
+                Some(session) if session.owner != *owner => {
+                    return Err(Error::ForeignSession { id: id.clone() });
+                }
+                Some(_) => registry.sessions.remove(id),
+            }
+        };
+        if let Some(session) = session {
+            session.kill_and_wait().await;
+            tracing::debug!(session = %id, "closed");
+        }
+        Ok(true)
     }
 
     /// Closes every session of `owner`.
     pub async fn dispose(&self, owner: &Owner) {
-        let _ = owner;
-        todo!()
+        self.shared
+            .close_all(|session| session.owner != *owner)
+            .await;
     }
 
     /// Closes every session of every owner.
     pub async fn shutdown(&self) {
-        todo!()
+        self.shared.close_all(|_| false).await;
     }
 
-    /// The ids of `owner`'s open sessions.
+    /// The ids of `owner`'s open sessions, sorted.
     pub fn sessions(&self, owner: &Owner) -> Vec<SessionId> {
-        let _ = owner;
-        todo!()
+        self.shared.registry().owner_ids(owner)
     }
+
+    /// Checks an open request and turns it into spawn options.
+    fn spawn_options(&self, request: &OpenRequest) -> Result<SpawnOptions> {
+        let config = &self.shared.config;
+        if request.command.trim().is_empty() {
+            return Err(Error::invalid("command is empty; give the program to run"));
+        }
+        if let Some(cwd) = &request.cwd {
+            check_cwd(cwd)?;
+        }
+        for (name, value) in &request.env {
+            if name.is_empty() || name.contains('=') || name.contains('\0') {
+                return Err(Error::invalid(format!(
+                    "env name {name:?} is not valid; names are non-empty without '=' or NUL"
+                )));
+            }
+            if value.contains('\0') {
+                return Err(Error::invalid(format!("env {name} contains a NUL byte")));
+            }
+        }
+        for (what, value) in [("cols", request.cols), ("rows", request.rows)] {
+            if value.is_some_and(|v| v == 0 || v > limits::MAX_WINDOW) {
+                return Err(Error::invalid(format!(
+                    "{what} {} is out of range; give 1..={}",
+                    value.unwrap_or_default(),
+                    limits::MAX_WINDOW
+                )));
+            }
+        }
+        let backend = config.backends.get(&config.backend_type).ok_or_else(|| {
+            Error::invalid(format!(
+                "backend {:?} is not registered",
+                config.backend_type
+            ))
+        })?;
+        let argv = backend.argv(&request.command)?;
+        let service_env: BTreeMap<String, String> = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .filter(|(k, _)| k != crate::shim::MARKER)
+            .collect();
+        Ok(SpawnOptions {
+            argv,
+            command: request.command.clone(),
+            cwd: request.cwd.clone(),
+            env: config.child_env(service_env, &request.env),
+            cols: request_window(request.cols, limits::DEFAULT_COLS),
+            rows: request_window(request.rows, limits::DEFAULT_ROWS),
+            echo: request.echo,
+            grace: config.close_grace,
+        })
+    }
+
+    /// Delivers the unread lines within the budget, with the pending line and status.
+    fn reply(&self, session: &Session, lines: Option<u64>) -> (Output, String, Status, bool) {
+        let budget = lines.map_or(self.shared.config.tail_lines, |n| n as usize);
+        let mut state = session.state();
+        let output = state.scrollback.read(budget);
+        (
+            output,
+            state.renderer.pending(),
+            state.status(),
+            state.renderer.alt_screen(),
+        )
+    }
+}
+
+fn request_window(value: Option<u64>, default: u16) -> u16 {
+    value.and_then(|v| u16::try_from(v).ok()).unwrap_or(default)
+}
+
+fn check_cwd(cwd: &Path) -> Result<()> {
+    match std::fs::metadata(cwd) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(Error::invalid(format!(
+            "cwd {} is not a directory; give an existing directory",
+            cwd.display()
+        ))),
+        Err(err) => Err(Error::invalid(format!(
+            "cwd {} cannot be used ({err}); give an existing directory",
+            cwd.display()
+        ))),
+    }
+}
+
+enum WriteError {
+    /// The deadline passed after this many bytes.
+    Timeout(usize),
+    /// The terminal is gone.
+    Closed,
+}
+
+/// Writes all of `bytes` to the master, waiting for room on the reactor, until `deadline`.
+async fn write_all(
+    master: &AsyncFd<OwnedFd>,
+    bytes: &[u8],
+    deadline: Instant,
+) -> Result<(), WriteError> {
+    let mut written = 0;
+    while written < bytes.len() {
+        let ready = tokio::time::timeout_at(deadline.into(), master.writable()).await;
+        let Ok(Ok(mut guard)) = ready else {
+            return Err(WriteError::Timeout(written));
+        };
+        match guard.try_io(|fd| crate::pty::write_some(fd.get_ref(), &bytes[written..])) {
+            Ok(Ok(n)) => written += n,
+            Ok(Err(err)) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Ok(Err(_)) => return Err(WriteError::Closed),
+            Err(_would_block) => {}
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,145 @@
+//! What `/proc` tells about processes: parent links (for the shim's tree kill) and whether
+//! the terminal's foreground group waits for input (for settling).
+
+use std::fs;
+
+/// One process's `stat` fields that matter here.
+struct Stat {
+    pid: i32,
+    ppid: i32,
+    pgrp: i32,
+}
+
+/// Parses `/proc/<pid>/stat`. The command name is in parentheses and may itself contain
+/// spaces and parentheses, so the fields are read after the last `)`.
+fn parse_stat(text: &str) -> Option<(char, Stat)> {
+    let pid = text.split(' ').next()?.parse().ok()?;
+    let rest = &text[text.rfind(')')? + 2..];
+    let mut fields = rest.split(' ');
+    let state = fields.next()?.chars().next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some((state, Stat { pid, ppid, pgrp }))
+}
+
+fn all_stats() -> impl Iterator<Item = Stat> {
+    fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name();
+            let pid: i32 = name.to_str()?.parse().ok()?;
+            let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            parse_stat(&text).map(|(_, stat)| stat)
+        })
+}
+
+/// `(pid, ppid)` of every process.
+pub(crate) fn parent_links() -> Vec<(i32, i32)> {
+    all_stats().map(|stat| (stat.pid, stat.ppid)).collect()
+}
+
+/// The pids of process group `pgrp`.
+pub(crate) fn group_members(pgrp: i32) -> Vec<i32> {
+    all_stats()
+        .filter(|stat| stat.pgrp == pgrp)
+        .map(|stat| stat.pid)
+        .collect()
+}
+
+/// The syscalls that mean "waiting for input": read, readv, select, poll and epoll in all
+/// their variants.
+#[cfg(target_arch = "x86_64")]
+const INPUT_SYSCALLS: &[i64] = &[0, 19, 7, 23, 232, 270, 271, 281, 441];
+#[cfg(target_arch = "aarch64")]
+const INPUT_SYSCALLS: &[i64] = &[63, 65, 22, 72, 73, 441];
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const INPUT_SYSCALLS: &[i64] = &[];
+
+/// Whether this machine can tell input wait: Linux with a known syscall table and a
+/// readable `/proc/self/syscall`.
+pub(crate) fn input_wait_supported() -> bool {
+    !INPUT_SYSCALLS.is_empty() && fs::read_to_string("/proc/self/syscall").is_ok()
+}
+
+/// One look at a process group's tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct GroupSample {
+    /// Every live task is in interruptible sleep and at least one sleeps in an input
+    /// syscall.
+    pub(crate) waiting_for_input: bool,
+    /// The sum of the tasks' run counts (`schedstat`): it changes when any task ran.
+    pub(crate) runs: u64,
+}
+
+/// Samples the tasks of `members`. `None` when none of them exists any more.
+pub(crate) fn sample(members: &[i32]) -> Option<GroupSample> {
+    let mut any_task = false;
+    let mut all_asleep = true;
+    let mut any_input = false;
+    let mut runs = 0u64;
+    for pid in members {
+        let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let dir = task.path();
+            let Ok(stat) = fs::read_to_string(dir.join("stat")) else {
+                continue;
+            };
+            let Some((state, _)) = parse_stat(&stat) else {
+                continue;
+            };
+            if matches!(state, 'Z' | 'X') {
+                continue;
+            }
+            any_task = true;
+            if let Ok(schedstat) = fs::read_to_string(dir.join("schedstat")) {
+                runs += schedstat
+                    .split_whitespace()
+                    .nth(2)
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(0);
+            }
+            if state != 'S' {
+                all_asleep = false;
+                continue;
+            }
+            if !any_input && in_input_syscall(&dir) {
+                any_input = true;
+            }
+        }
+    }
+    any_task.then_some(GroupSample {
+        waiting_for_input: all_asleep && any_input,
+        runs,
+    })
+}
+
+fn in_input_syscall(task_dir: &std::path::Path) -> bool {
+    fs::read_to_string(task_dir.join("syscall")).is_ok_and(|text| {
+        text.split(' ')
+            .next()
+            .and_then(|nr| nr.trim().parse::<i64>().ok())
+            .is_some_and(|nr| INPUT_SYSCALLS.contains(&nr))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_with_odd_command_names() {
+        let (state, stat) = parse_stat("42 (a) b (c)) S 7 42 42 34816 42 4194560").unwrap();
+        assert_eq!((state, stat.pid, stat.ppid, stat.pgrp), ('S', 42, 7, 42));
+    }
+
+    #[test]
+    fn this_process_is_seen() {
+        let me = std::process::id() as i32;
+        assert!(parent_links().iter().any(|&(pid, _)| pid == me));
+        assert!(sample(&[me]).is_some_and(|s| !s.waiting_for_input));
+    }
+}

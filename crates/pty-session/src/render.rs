@@ -1,0 +1,532 @@
+//! Rendering: PTY output bytes into the lines a terminal would show. Pure: no I/O, and it
+//! cannot fail.
+//!
+//! `vte` parses the byte stream (it keeps UTF-8 and escape sequences whole across reads
+//! and turns invalid bytes into U+FFFD); [`Cooker`] applies what acts within a line:
+//! - `\n` (and VT, FF, which terminals treat as LF) ends the line; `\r` returns to column
+//!   0 so later text overwrites cell by cell (a progress bar leaves its final state);
+//! - backspace, CSI C/D (cursor right/left), CSI G and CSI \` (to column), CSI K (erase in
+//!   line, modes 0/1/2), and the editing sequences readline uses, CSI P (delete), CSI @
+//!   (insert blanks) and CSI X (erase characters);
+//! - a tab stays a literal `\t`, one cell, so tab-separated output keeps its tabs;
+//! - everything else (SGR colours, OSC titles and hyperlinks, bracketed paste toggles, DCS,
+//!   other CSI and control characters) is dropped; the text of a hyperlink stays.
+//!
+//! A line is cut into lines of at most [`MAX_LINE_BYTES`] without splitting a character,
+//! so neither the scrollback nor the pending line grows without bound.
+//!
+//! While the alternate screen (CSI ?1049h, ?1047h, ?47h) is on, nothing printed enters the
+//! lines; the pending line from before it is kept.
+//!
+//! Two queries a program may block on are answered, as a terminal would: the cursor
+//! position report (CSI 6n) and primary device attributes (CSI c). The row of the answer is
+//! an estimate, `1 + min(lines since the screen was last cleared or homed, rows - 1)`: a
+//! line view has no screen; the column is exact.
+//!
+//! Cells are characters, not display columns: a wide character counts as one cell when
+//! text is overwritten after `\r`, which only matters for partial overwrites.
+
+/// The longest line, in bytes of UTF-8.
+pub(crate) const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// What one feed produced.
+#[derive(Debug, Default)]
+pub(crate) struct Rendered {
+    /// Completed lines, oldest first, without their `\n`.
+    pub(crate) lines: Vec<String>,
+    /// Bytes to write back into the PTY: answers to terminal queries.
+    pub(crate) replies: Vec<u8>,
+}
+
+/// A session's renderer: parser state plus the line being drawn.
+pub(crate) struct Renderer {
+    parser: vte::Parser,
+    line: Line,
+}
+
+/// The line being drawn and the little screen state a line view needs.
+struct Line {
+    cells: Vec<char>,
+    /// The cursor's column, which may lie past the end of `cells`.
+    col: usize,
+    /// UTF-8 length of `cells`.
+    bytes: usize,
+    alt_screen: bool,
+    /// Lines completed since the screen was last cleared or homed, for the row estimate.
+    row: usize,
+    rows: u16,
+}
+
+impl Renderer {
+    /// A renderer for a window `rows` high.
+    pub(crate) fn new(rows: u16) -> Renderer {
+        Renderer {
+            parser: vte::Parser::new(),
+            line: Line {
+                cells: Vec::new(),
+                col: 0,
+                bytes: 0,
+                alt_screen: false,
+                row: 0,
+                rows,
+            },
+        }
+    }
+
+    /// Feeds bytes as they came from the PTY; appends to `out`.
+    pub(crate) fn feed(&mut self, bytes: &[u8], out: &mut Rendered) {
+        let mut cooker = Cooker {
+            line: &mut self.line,
+            out,
+        };
+        self.parser.advance(&mut cooker, bytes);
+    }
+
+    /// The rendered text after the last line end, such as `>>> `.
+    pub(crate) fn pending(&self) -> String {
+        self.line.cells.iter().collect()
+    }
+
+    /// Whether a full-screen program has the alternate screen on.
+    pub(crate) fn alt_screen(&self) -> bool {
+        self.line.alt_screen
+    }
+}
+
+impl Line {
+    fn commit(&mut self, out: &mut Rendered) {
+        let mut line = String::with_capacity(self.bytes);
+        line.extend(self.cells.drain(..));
+        out.lines.push(line);
+        self.col = 0;
+        self.bytes = 0;
+        self.row += 1;
+    }
+
+    #[inline]
+    fn print(&mut self, c: char, out: &mut Rendered) {
+        if self.col == self.cells.len() {
+            // The common case: text appended at the end of the line.
+            self.cells.push(c);
+        } else if self.col < self.cells.len() {
+            self.bytes -= self.cells[self.col].len_utf8();
+            self.cells[self.col] = c;
+        } else {
+            // The cursor was moved past the end: the gap is blank.
+            let pad = self.col - self.cells.len();
+            self.cells.resize(self.col, ' ');
+            self.bytes += pad;
+            self.cells.push(c);
+        }
+        self.bytes += c.len_utf8();
+        self.col += 1;
+        if self.bytes > MAX_LINE_BYTES {
+            self.cut(out);
+        }
+    }
+
+    /// Moves the longest prefix that fits into a completed line, until the rest fits.
+    fn cut(&mut self, out: &mut Rendered) {
+        while self.bytes > MAX_LINE_BYTES {
+            let mut taken = 0;
+            let mut len = 0;
+            for c in &self.cells {
+                if taken + c.len_utf8() > MAX_LINE_BYTES {
+                    break;
+                }
+                taken += c.len_utf8();
+                len += 1;
+            }
+            out.lines.push(self.cells.drain(..len).collect());
+            self.bytes -= taken;
+            self.col = self.col.saturating_sub(len);
+            self.row += 1;
+        }
+    }
+
+    fn recount(&mut self) {
+        self.bytes = self.cells.iter().map(|c| c.len_utf8()).sum();
+    }
+
+    fn erase_in_line(&mut self, mode: u16) {
+        match mode {
+            0 => self.cells.truncate(self.col),
+            1 => {
+                let end = (self.col + 1).min(self.cells.len());
+                self.cells[..end].fill(' ');
+            }
+            2 => self.cells.clear(),
+            _ => return,
+        }
+        self.recount();
+    }
+
+    fn delete(&mut self, n: usize) {
+        if self.col < self.cells.len() {
+            let end = (self.col + n).min(self.cells.len());
+            self.cells.drain(self.col..end);
+            self.recount();
+        }
+    }
+
+    fn insert_blanks(&mut self, n: usize) {
+        if self.col < self.cells.len() {
+            let n = n.min(MAX_LINE_BYTES);
+            self.cells
+                .splice(self.col..self.col, std::iter::repeat_n(' ', n));
+            self.recount();
+        }
+    }
+
+    fn erase_chars(&mut self, n: usize) {
+        let end = (self.col + n).min(self.cells.len());
+        if self.col < end {
+            self.cells[self.col..end].fill(' ');
+            self.recount();
+        }
+    }
+
+    fn report_position(&self, out: &mut Rendered) {
+        let row = 1 + self.row.min(usize::from(self.rows.max(1)) - 1);
+        out.replies
+            .extend_from_slice(format!("\x1b[{row};{}R", self.col + 1).as_bytes());
+    }
+}
+
+/// The `vte` performer for one feed.
+struct Cooker<'a> {
+    line: &'a mut Line,
+    out: &'a mut Rendered,
+}
+
+impl vte::Perform for Cooker<'_> {
+    fn print(&mut self, c: char) {
+        if !self.line.alt_screen {
+            self.line.print(c, self.out);
+        }
+    }
+
+    fn execute(&mut self, byte: u8) {
+        if self.line.alt_screen {
+            return;
+        }
+        match byte {
+            b'\n' | 0x0b | 0x0c => self.line.commit(self.out),
+            b'\r' => self.line.col = 0,
+            0x08 => self.line.col = self.line.col.saturating_sub(1),
+            b'\t' => self.line.print('\t', self.out),
+            _ => {}
+        }
+    }
+
+    fn csi_dispatch(&mut self, params: &vte::Params, intermediates: &[u8], _: bool, action: char) {
+        let mut values = params.iter().map(|p| p.first().copied().unwrap_or(0));
+        let first = values.next().unwrap_or(0);
+        // Counts treat 0 as 1, as terminals do.
+        let count = usize::from(first.max(1));
+        let line = &mut *self.line;
+        match (intermediates, action) {
+            (b"?", 'h' | 'l') => {
+                let alt = std::iter::once(first)
+                    .chain(values)
+                    .any(|v| matches!(v, 1049 | 1047 | 47));
+                if alt {
+                    line.alt_screen = action == 'h';
+                }
+            }
+            ([], 'n') if first == 6 => line.report_position(self.out),
+            ([], 'c') if first == 0 => self.out.replies.extend_from_slice(b"\x1b[?1;2c"),
+            ([], 'J') if first >= 2 => line.row = 0,
+            ([], 'H' | 'f') => line.row = usize::from(first.max(1)) - 1,
+            _ if line.alt_screen => {}
+            ([], 'C') => line.col = (line.col + count).min(MAX_LINE_BYTES),
+            ([], 'D') => line.col = line.col.saturating_sub(count),
+            ([], 'G' | '`') => line.col = (count - 1).min(MAX_LINE_BYTES),
+            ([], 'K') => line.erase_in_line(first),
+            ([], 'P') => line.delete(count),
+            ([], '@') => line.insert_blanks(count),
+            ([], 'X') => line.erase_chars(count),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{Expect, expect, expect_file};
+
+    use super::*;
+
+    /// The result of feeding `chunks` one after another, in a readable form.
+    fn render(rows: u16, chunks: &mut dyn Iterator<Item = &[u8]>) -> String {
+        let mut renderer = Renderer::new(rows);
+        let mut out = Rendered::default();
+        for chunk in chunks {
+            renderer.feed(chunk, &mut out);
+        }
+        let mut text = String::new();
+        for line in &out.lines {
+            text.push_str(&format!("line {line:?}\n"));
+        }
+        text.push_str(&format!("pending {:?}\n", renderer.pending()));
+        if !out.replies.is_empty() {
+            text.push_str(&format!(
+                "replies {:?}\n",
+                String::from_utf8_lossy(&out.replies)
+            ));
+        }
+        if renderer.alt_screen() {
+            text.push_str("alt screen on\n");
+        }
+        text
+    }
+
+    /// A tiny deterministic generator for chunk sizes.
+    fn chunk_sizes(seed: u64) -> impl Iterator<Item = usize> {
+        let mut state = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        std::iter::from_fn(move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            Some(1 + (state % 17) as usize)
+        })
+    }
+
+    fn chunked(input: &[u8], seed: u64) -> Vec<&[u8]> {
+        let mut chunks = Vec::new();
+        let mut rest = input;
+        for size in chunk_sizes(seed) {
+            if rest.is_empty() {
+                break;
+            }
+            let (chunk, tail) = rest.split_at(size.min(rest.len()));
+            chunks.push(chunk);
+            rest = tail;
+        }
+        chunks
+    }
+
+    /// Renders `input` whole, byte by byte and in random chunks; all must agree.
+    fn rendered_every_way(input: &[u8]) -> String {
+        let whole = render(40, &mut std::iter::once(input));
+        let bytes = render(40, &mut input.chunks(1));
+        assert_eq!(whole, bytes, "byte by byte differs from whole");
+        for seed in 1..=5 {
+            let chunks = render(40, &mut chunked(input, seed).into_iter());
+            assert_eq!(whole, chunks, "chunks of seed {seed} differ from whole");
+        }
+        whole
+    }
+
+    #[track_caller]
+    fn check(input: &[u8], expect: Expect) {
+        expect.assert_eq(&rendered_every_way(input));
+    }
+
+    #[test]
+    fn line_ends() {
+        check(
+            b"crlf\r\nlf\n\nlast",
+            expect![[r#"
+                line "crlf"
+                line "lf"
+                line ""
+                pending "last"
+            "#]],
+        );
+    }
+
+    #[test]
+    fn carriage_return_overwrites() {
+        check(
+            b"[#   ] 30%\r[##  ] 60%\r[####]100%\r\nlong text\rshort\n",
+            expect![[r#"
+                line "[####]100%"
+                line "shorttext"
+                pending ""
+            "#]],
+        );
+    }
+
+    #[test]
+    fn backspace_and_cursor_moves() {
+        check(
+            b"abc\x08\x08XY\nab\x1b[5Cz\n12345\x1b[3Dx\x1b[2G_\x1b[Cy\n",
+            expect![[r#"
+                line "aXY"
+                line "ab     z"
+                line "1_xy5"
+                pending ""
+            "#]],
+        );
+    }
+
+    #[test]
+    fn erase_in_line() {
+        check(
+            b"abcdef\x1b[3D\x1b[K\nabcdef\x1b[3D\x1b[1K\nabcdef\x1b[2Kxy\n5%\r\x1b[2Kdone\n",
+            expect![[r#"
+                line "abc"
+                line "    ef"
+                line "      xy"
+                line "done"
+                pending ""
+            "#]],
+        );
+    }
+
+    #[test]
+    fn readline_editing_sequences() {
+        check(
+            b"abcdef\r\x1b[2C\x1b[2P\nabc\r\x1b[C\x1b[2@XY\nabcdef\r\x1b[1C\x1b[3X\n",
+            expect![[r#"
+                line "abef"
+                line "aXYbc"
+                line "a   ef"
+                pending ""
+            "#]],
+        );
+    }
+
+    #[test]
+    fn tab_is_kept_and_other_controls_dropped() {
+        check(
+            b"a\tb\x07\x00c\x1b\x7fd\n",
+            expect![[r#"
+                line "a\tbc"
+                pending ""
+            "#]],
+        );
+    }
+
+    #[test]
+    fn escape_sequences_are_dropped() {
+        check(
+            b"\x1b[1;31mred\x1b[0m plain\n\x1b]0;my title\x07\x1b]2;other\x1b\\titled\n\
+              \x1b]8;;https://example.com\x1b\\link text\x1b]8;;\x1b\\ tail\n\
+              \x1b[?2004hpaste\x1b[?2004l\n\x1bP1$r0m\x1b\\dcs gone\n\x1b[?25l\x1b(Bcursor\n",
+            expect![[r#"
+                line "red plain"
+                line "titled"
+                line "link text tail"
+                line "paste"
+                line "dcs gone"
+                line "cursor"
+                pending ""
+            "#]],
+        );
+    }
+
+    #[test]
+    fn utf8_split_and_invalid() {
+        check(
+            "日本語 ✓ 🦀\n".as_bytes(),
+            expect![[r#"
+                line "日本語 ✓ 🦀"
+                pending ""
+            "#]],
+        );
+        check(
+            b"bad \xff\xfe byte \xe6\x97\n",
+            expect![[r#"
+                line "bad �� byte �"
+                pending ""
+            "#]],
+        );
+    }
+
+    #[test]
+    fn long_lines_are_cut_at_64_kib() {
+        let mut input = "a".repeat(MAX_LINE_BYTES * 2 + 10).into_bytes();
+        input.extend_from_slice(b"\n");
+        let mut renderer = Renderer::new(40);
+        let mut out = Rendered::default();
+        renderer.feed(&input, &mut out);
+        let lens: Vec<usize> = out.lines.iter().map(String::len).collect();
+        assert_eq!(lens, [MAX_LINE_BYTES, MAX_LINE_BYTES, 10]);
+
+        // Multibyte characters are never split: 3-byte characters fill 65535 bytes.
+        let input = "語".repeat(30_000);
+        let mut renderer = Renderer::new(40);
+        let mut out = Rendered::default();
+        for chunk in input.as_bytes().chunks(4093) {
+            renderer.feed(chunk, &mut out);
+        }
+        assert_eq!(out.lines.len(), 1);
+        assert_eq!(out.lines[0].len(), 65_535);
+        assert_eq!(renderer.pending().len(), 90_000 - 65_535);
+    }
+
+    #[test]
+    fn a_progress_bar_without_newline_stays_bounded() {
+        let mut renderer = Renderer::new(40);
+        let mut out = Rendered::default();
+        for i in 0..100_000 {
+            renderer.feed(format!("\rprogress {i:>6}").as_bytes(), &mut out);
+        }
+        assert!(out.lines.is_empty());
+        assert_eq!(renderer.pending(), "progress  99999");
+    }
+
+    #[test]
+    fn alternate_screen_keeps_out_of_the_lines() {
+        check(
+            b"before\nprompt> \x1b[?1049h\x1b[H\x1b[2JTUI SCREEN\r\n\x1b[5;1Hstatus\x1b[?1049l after\n",
+            expect![[r#"
+                line "before"
+                line "prompt>  after"
+                pending ""
+            "#]],
+        );
+        check(
+            b"\x1b[?1049hdrawing",
+            expect![[r#"
+                pending ""
+                alt screen on
+            "#]],
+        );
+    }
+
+    #[test]
+    fn terminal_queries_are_answered() {
+        check(
+            b"one\ntwo\nab\x1b[6n\x1b[c\x1b[0c\x1b[>c\x1b[?1049h\x1b[6n",
+            expect![[r#"
+                line "one"
+                line "two"
+                pending "ab"
+                replies "\u{1b}[3;3R\u{1b}[?1;2c\u{1b}[?1;2c\u{1b}[3;3R"
+                alt screen on
+            "#]],
+        );
+    }
+
+    #[test]
+    fn recorded_ls_color() {
+        expect_file!["../test_data/ls-color.expected"].assert_eq(&rendered_every_way(
+            include_bytes!("../test_data/ls-color.raw"),
+        ));
+    }
+
+    #[test]
+    fn recorded_progress_bar() {
+        expect_file!["../test_data/progress.expected"].assert_eq(&rendered_every_way(
+            include_bytes!("../test_data/progress.raw"),
+        ));
+    }
+
+    #[test]
+    fn recorded_bash_session() {
+        expect_file!["../test_data/bash.expected"]
+            .assert_eq(&rendered_every_way(include_bytes!("../test_data/bash.raw")));
+    }
+
+    #[test]
+    fn recorded_python_repl() {
+        expect_file!["../test_data/python.expected"].assert_eq(&rendered_every_way(
+            include_bytes!("../test_data/python.raw"),
+        ));
+    }
+}

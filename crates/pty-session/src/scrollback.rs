@@ -1,0 +1,163 @@
+//! The scrollback: the newest completed lines of a session within a line and byte budget,
+//! numbered from 0, and the session's one read cursor.
+//!
+//! A stale cursor is data, not an error: lines that fell out before they were read are
+//! counted in `skipped`.
+
+use std::collections::VecDeque;
+
+use crate::Output;
+
+/// The completed lines of one session and its read cursor.
+#[derive(Debug)]
+pub(crate) struct Scrollback {
+    lines: VecDeque<String>,
+    /// The number of the oldest line in `lines` (`lineBegin`).
+    begin: u64,
+    /// The bytes held in `lines`.
+    bytes: usize,
+    max_lines: usize,
+    max_bytes: usize,
+    /// The number of the next line to deliver.
+    cursor: u64,
+}
+
+impl Scrollback {
+    pub(crate) fn new(max_lines: usize, max_bytes: usize) -> Scrollback {
+        Scrollback {
+            lines: VecDeque::new(),
+            begin: 0,
+            bytes: 0,
+            max_lines: max_lines.max(1),
+            max_bytes,
+            cursor: 0,
+        }
+    }
+
+    /// Appends one completed line (without its `\n`), dropping the oldest lines past the
+    /// budget. A line alone larger than the byte budget is still kept, so the newest line
+    /// is always readable.
+    pub(crate) fn push(&mut self, line: String) {
+        self.bytes += line.len();
+        self.lines.push_back(line);
+        while self.lines.len() > self.max_lines
+            || (self.bytes > self.max_bytes && self.lines.len() > 1)
+        {
+            let dropped = self.lines.pop_front().expect("more than one line");
+            self.bytes -= dropped.len();
+            self.begin += 1;
+        }
+    }
+
+    /// `lineBegin`: the oldest line still kept.
+    pub(crate) fn line_begin(&self) -> u64 {
+        self.begin
+    }
+
+    /// `lineEnd` = `totalLines`: lines completed so far.
+    pub(crate) fn line_end(&self) -> u64 {
+        self.begin + self.lines.len() as u64
+    }
+
+    /// Completed lines numbered `from..` that are still kept (for `until` matching).
+    pub(crate) fn lines_from(&self, from: u64) -> impl Iterator<Item = &str> {
+        let skip = from.saturating_sub(self.begin);
+        self.lines
+            .iter()
+            .skip(usize::try_from(skip).unwrap_or(usize::MAX))
+            .map(String::as_str)
+    }
+
+    /// Delivers the unread lines, the newest `budget` of them, and moves the cursor to the
+    /// end. Every line is delivered at most once.
+    pub(crate) fn read(&mut self, budget: usize) -> Output {
+        let end = self.line_end();
+        let fell_out = self.begin.saturating_sub(self.cursor);
+        let first_kept = self.cursor.max(self.begin);
+        let available = end - first_kept;
+        let taken = available.min(budget as u64);
+        let skipped = fell_out + (available - taken);
+        let mut text = String::new();
+        for line in self.lines_from(end - taken) {
+            text.push_str(line);
+            text.push('\n');
+        }
+        self.cursor = end;
+        Output {
+            text,
+            lines: taken as usize,
+            truncated: skipped > 0,
+            skipped,
+        }
+    }
+
+    /// Whether completed lines wait to be read.
+    #[cfg(test)]
+    pub(crate) fn unread(&self) -> u64 {
+        self.line_end() - self.cursor
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn filled(max_lines: usize, max_bytes: usize, n: u64) -> Scrollback {
+        let mut scrollback = Scrollback::new(max_lines, max_bytes);
+        for i in 0..n {
+            scrollback.push(i.to_string());
+        }
+        scrollback
+    }
+
+    #[test]
+    fn reads_deliver_each_line_once_in_order() {
+        let mut s = filled(100, 1 << 20, 3);
+        let first = s.read(10);
+        assert_eq!(
+            (first.text.as_str(), first.lines, first.truncated),
+            ("0\n1\n2\n", 3, false)
+        );
+        assert_eq!(s.read(10), Output::default());
+        s.push("3".into());
+        assert_eq!(s.read(10).text, "3\n");
+    }
+
+    #[test]
+    fn over_budget_gives_the_newest_and_counts_the_rest() {
+        let mut s = filled(100, 1 << 20, 10);
+        let out = s.read(3);
+        assert_eq!(out.text, "7\n8\n9\n");
+        assert_eq!((out.truncated, out.skipped), (true, 7));
+        assert_eq!(s.unread(), 0);
+    }
+
+    #[test]
+    fn lines_that_fell_out_unread_are_skipped() {
+        let mut s = filled(4, 1 << 20, 10);
+        assert_eq!((s.line_begin(), s.line_end()), (6, 10));
+        let out = s.read(100);
+        assert_eq!(out.text, "6\n7\n8\n9\n");
+        assert_eq!((out.truncated, out.skipped), (true, 6));
+    }
+
+    #[test]
+    fn byte_budget_drops_old_lines_but_keeps_the_newest() {
+        let mut s = Scrollback::new(100, 10);
+        s.push("aaaa".into());
+        s.push("bbbb".into());
+        s.push("cccc".into());
+        assert_eq!(s.line_begin(), 1);
+        s.push("x".repeat(50));
+        assert_eq!((s.line_begin(), s.line_end()), (3, 4));
+        assert_eq!(s.read(10).skipped, 3);
+    }
+
+    #[test]
+    fn lines_from_skips_what_is_gone() {
+        let s = filled(3, 1 << 20, 6);
+        assert_eq!(s.lines_from(0).collect::<Vec<_>>(), ["3", "4", "5"]);
+        assert_eq!(s.lines_from(5).collect::<Vec<_>>(), ["5"]);
+        assert_eq!(s.lines_from(6).count(), 0);
+    }
+}

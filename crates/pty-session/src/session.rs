@@ -1,0 +1,296 @@
+//! One session: its PTY, its rendered scrollback, and the task that drains it.
+//!
+//! The drain task owns the reading side. It reads whatever the master has, renders it
+//! into the scrollback under a short lock (never across an `.await`), answers terminal
+//! queries, and watches the shim's reports. Callers only lock the state to look at it.
+
+use std::cell::RefCell;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use tokio::io::AsyncReadExt;
+use tokio::io::unix::AsyncFd;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::watch;
+
+use crate::render::{Rendered, Renderer};
+use crate::scrollback::Scrollback;
+use crate::shim::{REPORT_LEN, Report};
+use crate::spawn::Spawned;
+use crate::{ExitStatus, Owner, SessionId, Status};
+
+/// A session as the service holds it.
+pub(crate) struct Session {
+    pub(crate) id: SessionId,
+    pub(crate) owner: Owner,
+    /// The command's pid.
+    pub(crate) pid: u32,
+    /// The master side, non-blocking on tokio's reactor. Read by the drain task, written
+    /// by sends (which take `write_lock` first).
+    pub(crate) master: Arc<AsyncFd<OwnedFd>>,
+    /// Short critical sections only: no `.await` while it is held.
+    state: Mutex<State>,
+    /// Bumped on every change of `state`, so settles can wait for news.
+    changed: watch::Sender<u64>,
+    /// Serializes sends to this session: one write and its settle at a time.
+    pub(crate) write_lock: tokio::sync::Mutex<()>,
+    /// The service's end of the control socket; dropping it tells the shim to kill the
+    /// tree.
+    control: Mutex<Option<OwnedWriteHalf>>,
+    /// Whether this machine tells input wait (else quiet takes its place).
+    pub(crate) input_wait_supported: bool,
+    /// The foreground group last looked up: pgrp, members, when. Short lock, no I/O
+    /// awaited while held.
+    pub(crate) group_cache: Mutex<Option<(i32, Vec<i32>, Instant)>>,
+}
+
+/// What the drain task has learned so far.
+pub(crate) struct State {
+    pub(crate) renderer: Renderer,
+    pub(crate) scrollback: Scrollback,
+    /// The command's exit status, once the shim reported it.
+    pub(crate) exit: Option<ExitStatus>,
+    /// Every holder of the slave closed it: no more output can come.
+    pub(crate) eof: bool,
+    /// The shim has exited and been reaped, and the output is drained.
+    pub(crate) finished: bool,
+    /// When output last arrived (or the session started).
+    pub(crate) last_output: Instant,
+    /// Counts the reads that brought output.
+    pub(crate) output_seq: u64,
+}
+
+impl State {
+    pub(crate) fn status(&self) -> Status {
+        self.exit.map_or(Status::Running, Status::Exited)
+    }
+}
+
+thread_local! {
+    /// One read buffer per runtime thread, not per session: 1,000 idle sessions must not
+    /// hold 64 MiB of buffers.
+    static READ_BUF: RefCell<Vec<u8>> = RefCell::new(vec![0; 64 * 1024]);
+}
+
+impl Session {
+    /// Wraps a spawned shim into a session and starts its drain task.
+    pub(crate) fn start(
+        id: SessionId,
+        owner: Owner,
+        spawned: Spawned,
+        rows: u16,
+        scrollback: Scrollback,
+        input_wait_supported: bool,
+    ) -> io::Result<Arc<Session>> {
+        let Spawned {
+            master,
+            shim,
+            control,
+            pid,
+        } = spawned;
+        let (control_read, control_write) = control.into_split();
+        let session = Arc::new(Session {
+            id,
+            owner,
+            pid,
+            master: Arc::new(crate::pty::register(master)?),
+            state: Mutex::new(State {
+                renderer: Renderer::new(rows),
+                scrollback,
+                exit: None,
+                eof: false,
+                finished: false,
+                last_output: Instant::now(),
+                output_seq: 0,
+            }),
+            changed: watch::Sender::new(0),
+            write_lock: tokio::sync::Mutex::new(()),
+            control: Mutex::new(Some(control_write)),
+            input_wait_supported,
+            group_cache: Mutex::new(None),
+        });
+        tokio::spawn(drain(session.clone(), shim, control_read));
+        Ok(session)
+    }
+
+    /// The state, locked briefly.
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
+        // A panic while the lock was held is a bug; the data is still consistent enough to
+        // read, so keep serving rather than poisoning every later call.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A receiver that sees every later change of the state.
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    fn bump(&self) {
+        self.changed.send_modify(|n| *n += 1);
+    }
+
+    /// Tells the shim to kill the process tree: its control socket reaches EOF.
+    /// Idempotent.
+    pub(crate) fn request_kill(&self) {
+        self.control
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+    }
+
+    /// Tells the shim to kill the process tree and waits until it is reaped and the output
+    /// is drained.
+    pub(crate) async fn kill_and_wait(&self) {
+        let mut changes = self.subscribe();
+        self.request_kill();
+        loop {
+            if self.state().finished {
+                return;
+            }
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Reads everything the master has now into the scrollback. Returns `Ok(true)` at the
+    /// end of output.
+    fn read_available(&self) -> io::Result<bool> {
+        READ_BUF.with_borrow_mut(|buf| {
+            let mut rendered = Rendered::default();
+            let mut got_output = false;
+            let mut eof = false;
+            loop {
+                match crate::pty::read_some(self.master.get_ref(), buf) {
+                    Ok(0) => {
+                        eof = true;
+                        break;
+                    }
+                    Ok(n) => {
+                        got_output = true;
+                        let mut state = self.state();
+                        state.renderer.feed(&buf[..n], &mut rendered);
+                        for line in rendered.lines.drain(..) {
+                            state.scrollback.push(line);
+                        }
+                    }
+                    Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(err) => return Err(err),
+                }
+            }
+            if !rendered.replies.is_empty() {
+                // Replies to terminal queries are a few bytes; the input queue takes them
+                // unless the program stopped reading, and then nothing waits for them.
+                let _ = crate::pty::write_some(self.master.get_ref(), &rendered.replies);
+            }
+            if got_output || eof {
+                let mut state = self.state();
+                if got_output {
+                    state.output_seq += 1;
+                    state.last_output = Instant::now();
+                }
+                state.eof |= eof;
+                drop(state);
+                self.bump();
+            }
+            Ok(eof)
+        })
+    }
+}
+
+/// The drain task: reads output until the end, follows the shim's reports, and marks the
+/// session finished once the shim is reaped and the output is drained.
+async fn drain(session: Arc<Session>, mut shim: tokio::process::Child, mut control: OwnedReadHalf) {
+    let mut eof = false;
+    let mut reports_open = true;
+    let mut shim_done = false;
+    let mut record = [0u8; REPORT_LEN];
+    let mut filled = 0;
+    loop {
+        // The shim's last report may still be in the socket when its exit is seen, so
+        // the reports are read to their end too (the socket closes with the shim).
+        if shim_done && eof && !reports_open {
+            break;
+        }
+        tokio::select! {
+            ready = session.master.readable(), if !eof => {
+                let Ok(mut guard) = ready else { eof = true; continue };
+                guard.clear_ready();
+                drop(guard);
+                match session.read_available() {
+                    Ok(end) => eof = end,
+                    Err(err) => {
+                        tracing::warn!(session = %session.id, "reading the terminal failed: {err}");
+                        eof = true;
+                    }
+                }
+            }
+            read = control.read(&mut record[filled..]), if reports_open => {
+                match read {
+                    Ok(0) | Err(_) => reports_open = false,
+                    Ok(n) => {
+                        filled += n;
+                        if filled == REPORT_LEN {
+                            filled = 0;
+                            if let Some(Report::Exited(exit)) = Report::decode(record) {
+                                // Everything the command wrote before it exited is in the
+                                // terminal already: read it before saying it exited.
+                                if let Err(err) = session.read_available() {
+                                    tracing::warn!(session = %session.id, "reading the terminal failed: {err}");
+                                }
+                                session.state().exit = Some(exit);
+                                session.bump();
+                            }
+                        }
+                    }
+                }
+            }
+            status = shim.wait(), if !shim_done => {
+                shim_done = true;
+                if let Err(err) = status {
+                    tracing::warn!(session = %session.id, "waiting for the shim failed: {err}");
+                }
+                let _ = session.read_available();
+                // Once the shim is gone, nothing of the tree is left to hold the slave
+                // except what escaped it; drain what is there and stop.
+                eof = eof || matches!(session.read_available(), Ok(true));
+                if !eof {
+                    eof = wait_for_eof(&session).await;
+                }
+            }
+        }
+    }
+    let mut state = session.state();
+    state.eof = true;
+    state.finished = true;
+    if state.exit.is_none() {
+        // The shim died before it could report (it was killed from outside).
+        state.exit = Some(ExitStatus::Signal(libc::SIGKILL));
+    }
+    drop(state);
+    session.bump();
+}
+
+/// After the shim exited, the end of output follows at once unless a process that escaped
+/// the tree holds the slave; give it a moment, then stop reading.
+async fn wait_for_eof(session: &Session) -> bool {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(500);
+    loop {
+        let ready = tokio::time::timeout_at(deadline, session.master.readable()).await;
+        match ready {
+            Ok(Ok(mut guard)) => {
+                guard.clear_ready();
+                drop(guard);
+                if !matches!(session.read_available(), Ok(false)) {
+                    return true;
+                }
+            }
+            _ => return true,
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! Settling: deciding when an open or a send returns (SPEC.md, "Settling").
+//!
+//! A settle waits on the session's change notifications and on short timers, and ends at
+//! the first of exit, input wait, match, quiet and timeout. Input wait is sampled from
+//! `/proc` only while a settle runs: the foreground group's tasks all asleep, one of them
+//! in an input syscall, nothing unread on the master, no new output, and proof that the
+//! program has seen what was written (it ran since, or nothing woke it for a while). The
+//! state must hold for [`CONFIRM`] before it counts, because output written just before a
+//! program went to sleep can still be on its way through the kernel.
+
+use std::time::{Duration, Instant};
+
+use regex::Regex;
+use tokio_util::sync::CancellationToken;
+
+use crate::procfs::{self, GroupSample};
+use crate::request::{SettleOptions, limits};
+use crate::session::Session;
+use crate::{Error, Result, Settle, SettleReason};
+
+/// How long input wait must hold, with no output, before a settle ends on it.
+const CONFIRM: Duration = Duration::from_micros(300);
+/// After output, how long to sample closely (by yielding) before falling back to ticks.
+const CLOSE_WATCH: Duration = Duration::from_millis(3);
+/// The sampling period otherwise.
+const TICK: Duration = Duration::from_millis(1);
+/// If nothing woke the program this long after a write, it is not going to read it now
+/// (a partial line in canonical mode, say): input wait may count without proof of a read.
+const NO_WAKE: Duration = Duration::from_millis(20);
+/// After the exit report, how long output must be quiet when a leftover process still
+/// holds the terminal.
+const EXIT_DRAIN: Duration = Duration::from_millis(20);
+/// How often the members of the foreground group are looked up again.
+const RESCAN: Duration = Duration::from_millis(50);
+
+/// A settle's options, checked.
+pub(crate) struct Plan {
+    mode: Settle,
+    until: Option<Regex>,
+    quiet: Duration,
+    start: Instant,
+    deadline: Instant,
+}
+
+impl Plan {
+    /// Checks `options`; the call's clock starts at `start`.
+    pub(crate) fn new(options: &SettleOptions, start: Instant) -> Result<Plan> {
+        let timeout = crate::request::timeout(options.timeout_ms)?;
+        let quiet_ms = options.quiet_ms.unwrap_or(limits::DEFAULT_QUIET_MS);
+        if quiet_ms == 0 || quiet_ms > limits::MAX_TIMEOUT_MS {
+            return Err(Error::invalid(format!(
+                "quietMs {quiet_ms} is out of range; give 1..={}",
+                limits::MAX_TIMEOUT_MS
+            )));
+        }
+        let until = match &options.until {
+            None => None,
+            Some(pattern) => Some(
+                Regex::new(pattern)
+                    .map_err(|err| Error::invalid(format!("until is not a valid regex: {err}")))?,
+            ),
+        };
+        Ok(Plan {
+            mode: options.settle,
+            until,
+            quiet: Duration::from_millis(quiet_ms),
+            start,
+            deadline: start + timeout,
+        })
+    }
+
+    /// The instant the call must give up by.
+    pub(crate) fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// Whether to wait at all.
+    pub(crate) fn waits(&self) -> bool {
+        self.mode != Settle::None
+    }
+}
+
+/// What the session looked like before the write, to tell later what changed.
+pub(crate) struct Baseline {
+    line_mark: u64,
+    output_seq: u64,
+    group: Option<(i32, u64)>,
+    written: Instant,
+    /// A new session: everything it does is news.
+    fresh: bool,
+}
+
+impl Baseline {
+    /// Taken right before a send writes.
+    pub(crate) fn before_write(session: &Session) -> Baseline {
+        let (line_mark, output_seq) = {
+            let state = session.state();
+            (state.scrollback.line_end(), state.output_seq)
+        };
+        let group = crate::pty::foreground_group(session.master.get_ref()).and_then(|pgrp| {
+            let members = session.group_members(pgrp, false);
+            procfs::sample(&members).map(|sample| (pgrp, sample.runs))
+        });
+        Baseline {
+            line_mark,
+            output_seq,
+            group,
+            written: Instant::now(),
+            fresh: false,
+        }
+    }
+
+    /// For a session that just started.
+    pub(crate) fn fresh() -> Baseline {
+        Baseline {
+            line_mark: 0,
+            output_seq: 0,
+            group: None,
+            written: Instant::now(),
+            fresh: true,
+        }
+    }
+
+    /// The send's write is done now.
+    pub(crate) fn written_now(&mut self) {
+        self.written = Instant::now();
+    }
+}
+
+/// Waits until the session's output settled according to `plan`.
+pub(crate) async fn settle(
+    session: &Session,
+    plan: &Plan,
+    base: Baseline,
+    cancel: Option<&CancellationToken>,
+) -> Result<SettleReason> {
+    if !plan.waits() {
+        return Ok(SettleReason::None);
+    }
+    let mut changes = session.subscribe();
+    let input_wait = plan.mode == Settle::Auto && session.input_wait_supported;
+    let quiet_ends = plan.mode == Settle::Quiet || !input_wait;
+    let mut watcher = InputWatcher::default();
+    let mut checked = base.line_mark;
+    let never = CancellationToken::new();
+    let cancel = cancel.unwrap_or(&never);
+    let mut last_change = Instant::now();
+    loop {
+        changes.borrow_and_update();
+        let now = Instant::now();
+        let (seq, last_output, exited) = {
+            let state = session.state();
+            if state.exit.is_some()
+                && (state.eof || now.duration_since(state.last_output) >= EXIT_DRAIN)
+            {
+                return Ok(SettleReason::Exit);
+            }
+            if let Some(until) = &plan.until {
+                let matched = state
+                    .scrollback
+                    .lines_from(checked)
+                    .any(|l| until.is_match(l))
+                    || (state.output_seq != base.output_seq
+                        && until.is_match(&state.renderer.pending()));
+                if matched {
+                    return Ok(SettleReason::Match);
+                }
+                checked = state.scrollback.line_end();
+            }
+            (state.output_seq, state.last_output, state.exit.is_some())
+        };
+        if input_wait && !exited && watcher.settled(session, seq, &base, now) {
+            return Ok(SettleReason::Input);
+        }
+        let quiet_at = last_output.max(plan.start) + plan.quiet;
+        if quiet_ends && now >= quiet_at {
+            return Ok(SettleReason::Quiet);
+        }
+        if now >= plan.deadline {
+            return Ok(SettleReason::Timeout);
+        }
+
+        let mut wake = plan.deadline;
+        if quiet_ends {
+            wake = wake.min(quiet_at);
+        }
+        if exited {
+            wake = wake.min(last_output + EXIT_DRAIN);
+        }
+        if input_wait && !exited {
+            if now.duration_since(last_change) < CLOSE_WATCH || watcher.confirming() {
+                // Sample closely right after output: the program usually goes back to
+                // its read within microseconds, and the timer cannot wait less than 1 ms.
+                tokio::select! {
+                    () = tokio::task::yield_now() => {}
+                    () = cancel.cancelled() => return Err(Error::Cancelled),
+                }
+                if changes.has_changed().unwrap_or(false) {
+                    last_change = Instant::now();
+                }
+                continue;
+            }
+            wake = wake.min(now + TICK);
+        }
+        tokio::select! {
+            changed = changes.changed() => {
+                if changed.is_err() {
+                    // The session is gone; its state says why on the next round.
+                    tokio::time::sleep(TICK).await;
+                }
+                last_change = Instant::now();
+            }
+            () = tokio::time::sleep_until(wake.into()) => {}
+            () = cancel.cancelled() => return Err(Error::Cancelled),
+        }
+    }
+}
+
+/// Samples the foreground group during one settle.
+#[derive(Default)]
+struct InputWatcher {
+    /// Since when, and at which output count, the group has waited for input.
+    candidate: Option<(Instant, u64)>,
+}
+
+impl InputWatcher {
+    fn confirming(&self) -> bool {
+        self.candidate.is_some()
+    }
+
+    fn settled(&mut self, session: &Session, seq: u64, base: &Baseline, now: Instant) -> bool {
+        let waiting = self.waiting(session, base, now);
+        match (waiting, self.candidate) {
+            (false, _) => {
+                self.candidate = None;
+                false
+            }
+            (true, Some((since, at_seq))) if at_seq == seq => now.duration_since(since) >= CONFIRM,
+            (true, _) => {
+                self.candidate = Some((now, seq));
+                false
+            }
+        }
+    }
+
+    fn waiting(&mut self, session: &Session, base: &Baseline, now: Instant) -> bool {
+        let master = session.master.get_ref();
+        let Some(pgrp) = crate::pty::foreground_group(master) else {
+            return false;
+        };
+        let members = session.group_members(pgrp, false);
+        let Some(GroupSample {
+            waiting_for_input,
+            runs,
+        }) = procfs::sample(&members)
+        else {
+            // The members we knew are gone: look again next time.
+            session.group_members(pgrp, true);
+            return false;
+        };
+        if !waiting_for_input || crate::pty::unread_output(master) != 0 {
+            return false;
+        }
+        base.fresh
+            || base.group != Some((pgrp, runs))
+            || now.duration_since(base.written) >= NO_WAKE
+    }
+}
+
+impl Session {
+    /// The members of process group `pgrp`, from a cache that is refreshed when the group
+    /// changes, when `rescan` asks, or every [`RESCAN`].
+    pub(crate) fn group_members(&self, pgrp: i32, rescan: bool) -> Vec<i32> {
+        let mut cache = self.group_cache.lock().unwrap_or_else(|p| p.into_inner());
+        let stale = match &*cache {
+            Some((cached, _, at)) => *cached != pgrp || at.elapsed() >= RESCAN,
+            None => true,
+        };
+        if stale || rescan {
+            *cache = Some((pgrp, procfs::group_members(pgrp), Instant::now()));
+        }
+        cache
+            .as_ref()
+            .map(|(_, members, _)| members.clone())
+            .unwrap_or_default()
+    }
+}

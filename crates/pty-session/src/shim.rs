@@ -1,0 +1,497 @@
+//! The shim: a small process of our own between the service and each session's command.
+//!
+//! The service never forks a user command itself. It spawns the *current executable* with
+//! the environment marker `PTY_SESSION_SHIM=1`, and this module's constructor, which runs before
+//! `main` in every program that links the library (the `pty-session` server, a consumer's
+//! binary, any test binary), sees the marker and becomes the shim instead of the program.
+//! So nothing needs configuring and consumers get the same guarantees as the server.
+//!
+//! The shim, in plain single-threaded code after exec (so the service spawns without a
+//! `pre_exec` closure, by `posix_spawn`):
+//! 1. starts a new session and takes the PTY (its stdout) as controlling terminal;
+//! 2. becomes a child subreaper, so every orphan of the command's tree reparents to it;
+//! 3. forks the command into its own process group, the terminal's foreground group, with
+//!    default signal handling, and reports its pid (or why exec failed) to the service;
+//! 4. reaps everything below it and reports the command's exit status;
+//! 5. on EOF of its control socket (the service closed the session, or the service died)
+//!    or SIGTERM, sends SIGHUP, SIGTERM and SIGCONT to every descendant, waits out the
+//!    grace period, then SIGKILLs whatever is left until nothing is, and exits.
+//!
+//! It also exits by itself once the command has exited and no descendant is left.
+//!
+//! Stdin of the shim is the control socket, stdout and stderr the PTY slave; argv is
+//! `[SHIM_ARG0, grace_ms, program, args...]`.
+
+use std::ffi::{CString, OsString};
+use std::os::unix::ffi::OsStringExt;
+
+use crate::ExitStatus;
+
+/// The environment variable that turns a starting process into a shim.
+pub(crate) const MARKER: &str = "PTY_SESSION_SHIM";
+/// The marker's value; bumped if the report format ever changes.
+pub(crate) const MARKER_VALUE: &str = "1";
+/// The shim's `argv[0]`, which is what `ps` shows.
+pub(crate) const SHIM_ARG0: &str = "pty-session-shim";
+
+/// What the shim tells the service, as fixed 12-byte records on the control socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Report {
+    /// The command runs with this pid.
+    Started(u32),
+    /// Exec of the command failed with this errno.
+    ExecFailed(i32),
+    /// The command ended.
+    Exited(ExitStatus),
+}
+
+/// The size of one report record.
+pub(crate) const REPORT_LEN: usize = 12;
+
+impl Report {
+    pub(crate) fn encode(self) -> [u8; REPORT_LEN] {
+        let (tag, value): (u32, i64) = match self {
+            Report::Started(pid) => (1, i64::from(pid)),
+            Report::ExecFailed(errno) => (2, i64::from(errno)),
+            Report::Exited(ExitStatus::Code(code)) => (3, i64::from(code)),
+            Report::Exited(ExitStatus::Signal(signal)) => (4, i64::from(signal)),
+        };
+        let mut record = [0u8; REPORT_LEN];
+        record[..4].copy_from_slice(&tag.to_le_bytes());
+        record[4..].copy_from_slice(&value.to_le_bytes());
+        record
+    }
+
+    pub(crate) fn decode(record: [u8; REPORT_LEN]) -> Option<Report> {
+        let tag = u32::from_le_bytes(record[..4].try_into().ok()?);
+        let value = i64::from_le_bytes(record[4..].try_into().ok()?);
+        match tag {
+            1 => u32::try_from(value).ok().map(Report::Started),
+            2 => i32::try_from(value).ok().map(Report::ExecFailed),
+            3 => i32::try_from(value)
+                .ok()
+                .map(|c| Report::Exited(ExitStatus::Code(c))),
+            4 => i32::try_from(value)
+                .ok()
+                .map(|s| Report::Exited(ExitStatus::Signal(s))),
+            _ => None,
+        }
+    }
+}
+
+/// Makes sure the constructor below is linked into every program that starts a service:
+/// a static that nothing refers to may be left out of the link with its object file.
+pub(crate) fn ensure_linked() {
+    std::hint::black_box(&SHIM_INIT);
+}
+
+// SAFETY: `.init_array` entries are called once by the C runtime before `main`, with no
+// other thread running; `init` returns at once unless the marker is set.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static SHIM_INIT: extern "C" fn() = init;
+
+extern "C" fn init() {
+    if std::env::var_os(MARKER).is_none_or(|v| v != MARKER_VALUE) {
+        return;
+    }
+    let code = run();
+    // SAFETY: the shim ends here without running the host program's `main` or destructors.
+    unsafe { libc::_exit(code) }
+}
+
+/// The shim's whole life; returns its exit code.
+fn run() -> i32 {
+    let args = match std::fs::read("/proc/self/cmdline") {
+        Ok(raw) => raw
+            .split(|b| *b == 0)
+            .filter(|arg| !arg.is_empty())
+            .map(|arg| OsString::from_vec(arg.to_vec()))
+            .collect::<Vec<_>>(),
+        Err(_) => return 126,
+    };
+    let (Some(grace_ms), Some(program)) = (args.get(1), args.get(2)) else {
+        return 126;
+    };
+    let grace_ms: i64 = grace_ms
+        .to_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(500);
+    let argv: Vec<CString> = args[2..]
+        .iter()
+        .filter_map(|arg| CString::new(arg.clone().into_vec()).ok())
+        .collect();
+    let Ok(program) = CString::new(program.clone().into_vec()) else {
+        return 126;
+    };
+    // SAFETY: single-threaded before `main`; nothing else reads the environment now.
+    unsafe { std::env::remove_var(MARKER) };
+
+    // SAFETY: plain syscalls on our own fds and process, single-threaded.
+    let control = unsafe { setup_terminal_and_control() };
+    let Some(control) = control else { return 126 };
+    let signals = unsafe { block_signals() };
+    let Some(signals) = signals else { return 126 };
+
+    // SAFETY: single-threaded, so fork is safe; the child only makes syscalls and execs.
+    let child = unsafe { spawn_command(&program, &argv) };
+    match child {
+        Err(errno) => {
+            report(control, Report::ExecFailed(errno));
+            127
+        }
+        Ok(pid) => {
+            report(control, Report::Started(pid as u32));
+            // SAFETY: our own stdio; the PTY slave is released so that its end of output
+            // reaches the service as soon as the command's tree lets go of it.
+            unsafe { stdio_to_dev_null() };
+            let mut shim = Shim {
+                control,
+                signals,
+                command: pid,
+                status: None,
+                children: true,
+            };
+            shim.serve(grace_ms)
+        }
+    }
+}
+
+/// Starts a new session on the PTY (fd 1), moves the control socket to fd 3 and the slave
+/// to fd 0, closes every other inherited fd, and becomes a child subreaper.
+unsafe fn setup_terminal_and_control() -> Option<i32> {
+    // SAFETY (whole function): syscalls on fds we own; errors are checked.
+    unsafe {
+        // A new session, so the command's tree has no terminal but ours and no signal
+        // from the service's terminal reaches it.
+        if libc::setsid() < 0 {
+            return None;
+        }
+        // The slave becomes our controlling terminal (fd 1 is the slave).
+        if libc::ioctl(1, libc::TIOCSCTTY, 0) < 0 {
+            return None;
+        }
+        // Control socket to fd 3, close-on-exec so the command never holds it.
+        if libc::dup2(0, 3) < 0 || libc::fcntl(3, libc::F_SETFD, libc::FD_CLOEXEC) < 0 {
+            return None;
+        }
+        // Nothing else of the service may leak into the session.
+        libc::close_range(4, u32::MAX, 0);
+        // The command gets the slave on 0, 1 and 2.
+        if libc::dup2(1, 0) < 0 {
+            return None;
+        }
+        // Orphans of the command's tree reparent to us, not to init: "everything below the
+        // shim" is then complete, setsid and double forks included.
+        if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 {
+            return None;
+        }
+    }
+    Some(3)
+}
+
+/// Signals the shim ignores: terminal and job-control signals meant for the command.
+const IGNORED: [i32; 7] = [
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGTSTP,
+    libc::SIGTTIN,
+    libc::SIGTTOU,
+    libc::SIGPIPE,
+];
+
+/// Ignores the terminal signals and routes SIGCHLD and SIGTERM to a signalfd.
+unsafe fn block_signals() -> Option<i32> {
+    // SAFETY (whole function): signal-mask and disposition syscalls on our own process.
+    unsafe {
+        for signal in IGNORED {
+            libc::signal(signal, libc::SIG_IGN);
+        }
+        let mut mask: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut mask);
+        libc::sigaddset(&mut mask, libc::SIGCHLD);
+        libc::sigaddset(&mut mask, libc::SIGTERM);
+        if libc::sigprocmask(libc::SIG_BLOCK, &mask, std::ptr::null_mut()) < 0 {
+            return None;
+        }
+        let fd = libc::signalfd(-1, &mask, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
+        (fd >= 0).then_some(fd)
+    }
+}
+
+/// Forks the command into its own foreground process group and execs it; returns its pid,
+/// or the errno of a failed exec.
+unsafe fn spawn_command(program: &CString, argv: &[CString]) -> Result<i32, i32> {
+    let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+    argv_ptrs.push(std::ptr::null());
+    let mut pipe = [0i32; 2];
+    // SAFETY (whole function): the shim is single-threaded, so the child of fork may call
+    // anything; it only makes syscalls and execs or exits. Pointers outlive the calls.
+    unsafe {
+        if libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) < 0 {
+            return Err(errno());
+        }
+        let pid = libc::fork();
+        if pid < 0 {
+            return Err(errno());
+        }
+        if pid == 0 {
+            libc::close(pipe[0]);
+            // Its own process group, made the terminal's foreground group, so that Ctrl-C
+            // reaches it and input-wait sees it. Done in both processes, as shells do, so
+            // that neither order races.
+            libc::setpgid(0, 0);
+            libc::tcsetpgrp(0, libc::getpid());
+            for signal in IGNORED {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+            let mut empty: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut empty);
+            libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+            libc::execvp(program.as_ptr(), argv_ptrs.as_ptr());
+            // Exec failed: tell the shim why through the close-on-exec pipe.
+            let code = errno().to_le_bytes();
+            libc::write(pipe[1], code.as_ptr().cast(), code.len());
+            libc::_exit(127);
+        }
+        libc::close(pipe[1]);
+        libc::setpgid(pid, pid);
+        libc::tcsetpgrp(0, pid);
+        let mut code = [0u8; 4];
+        let read = loop {
+            let n = libc::read(pipe[0], code.as_mut_ptr().cast(), code.len());
+            if n >= 0 || errno() != libc::EINTR {
+                break n;
+            }
+        };
+        libc::close(pipe[0]);
+        if read == 4 {
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            return Err(i32::from_le_bytes(code));
+        }
+        Ok(pid)
+    }
+}
+
+unsafe fn stdio_to_dev_null() {
+    // SAFETY: opening /dev/null and replacing our own stdio fds.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+        if null >= 0 {
+            for fd in 0..3 {
+                libc::dup2(null, fd);
+            }
+            libc::close(null);
+        }
+    }
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+fn report(control: i32, report: Report) {
+    let record = report.encode();
+    // SAFETY: writing a local buffer to our control socket. A service that is gone gives
+    // EPIPE (SIGPIPE is ignored), which changes nothing for the shim.
+    unsafe {
+        libc::write(control, record.as_ptr().cast(), record.len());
+    }
+}
+
+/// The running shim's state.
+struct Shim {
+    control: i32,
+    signals: i32,
+    command: i32,
+    status: Option<ExitStatus>,
+    /// Whether any child may still exist (false once `waitpid` answered ECHILD).
+    children: bool,
+}
+
+impl Shim {
+    /// Waits for the end of the command's tree or for a close, and returns the exit code.
+    fn serve(&mut self, grace_ms: i64) -> i32 {
+        loop {
+            let mut fds = [
+                libc::pollfd {
+                    fd: self.control,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: self.signals,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            // SAFETY: polling two fds we own, with a correct length.
+            let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+            if n < 0 && errno() != libc::EINTR {
+                break;
+            }
+            if fds[1].revents != 0 && self.drain_signals() {
+                break;
+            }
+            if fds[0].revents != 0 && self.control_closed() {
+                break;
+            }
+            if self.status.is_some() && !self.children {
+                return self.exit_code();
+            }
+        }
+        self.kill_tree(grace_ms);
+        self.exit_code()
+    }
+
+    fn exit_code(&self) -> i32 {
+        match self.status {
+            Some(ExitStatus::Code(code)) => code,
+            Some(ExitStatus::Signal(signal)) => 128 + signal,
+            None => 125,
+        }
+    }
+
+    /// Reads the signalfd and reaps; true if SIGTERM asked the shim to close.
+    fn drain_signals(&mut self) -> bool {
+        let mut terminate = false;
+        loop {
+            // SAFETY: signalfd_siginfo is plain data; the read fills it or fails.
+            let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+            let size = std::mem::size_of::<libc::signalfd_siginfo>();
+            let n = unsafe { libc::read(self.signals, (&raw mut info).cast(), size) };
+            if n != size as isize {
+                break;
+            }
+            if info.ssi_signo == libc::SIGTERM as u32 {
+                terminate = true;
+            }
+        }
+        self.reap();
+        terminate
+    }
+
+    /// True when the service's end of the control socket is closed.
+    fn control_closed(&mut self) -> bool {
+        let mut buf = [0u8; 64];
+        // SAFETY: reading into a local buffer from our own socket.
+        let n = unsafe { libc::read(self.control, buf.as_mut_ptr().cast(), buf.len()) };
+        n == 0 || (n < 0 && !matches!(errno(), libc::EINTR | libc::EAGAIN))
+    }
+
+    /// Reaps every child that has ended; records and reports the command's status.
+    fn reap(&mut self) {
+        loop {
+            let mut status = 0;
+            // SAFETY: waitpid on our own children, with a valid status pointer.
+            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+            if pid == 0 {
+                return;
+            }
+            if pid < 0 {
+                if errno() == libc::ECHILD {
+                    self.children = false;
+                }
+                return;
+            }
+            if pid == self.command && self.status.is_none() {
+                let exit = if libc::WIFSIGNALED(status) {
+                    ExitStatus::Signal(libc::WTERMSIG(status))
+                } else {
+                    ExitStatus::Code(libc::WEXITSTATUS(status))
+                };
+                self.status = Some(exit);
+                report(self.control, Report::Exited(exit));
+            }
+        }
+    }
+
+    /// SIGHUP/SIGTERM/SIGCONT to the whole tree, the grace period, then SIGKILL until
+    /// nothing is left below the shim.
+    fn kill_tree(&mut self, grace_ms: i64) {
+        let me = std::process::id() as i32;
+        for pid in descendants(me) {
+            for signal in [libc::SIGHUP, libc::SIGTERM, libc::SIGCONT] {
+                // SAFETY: signalling a process of our own tree.
+                unsafe { libc::kill(pid, signal) };
+            }
+        }
+        let deadline = now_ms() + grace_ms.max(0);
+        self.reap();
+        while self.children {
+            let left = deadline - now_ms();
+            if left <= 0 {
+                break;
+            }
+            self.wait_signal(left.min(i64::from(i32::MAX)) as i32);
+        }
+        while self.children {
+            for pid in descendants(me) {
+                // SAFETY: as above.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            self.wait_signal(5);
+        }
+    }
+
+    /// Waits up to `timeout_ms` for a signal, then reaps.
+    fn wait_signal(&mut self, timeout_ms: i32) {
+        let mut fd = libc::pollfd {
+            fd: self.signals,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: polling one fd we own.
+        unsafe { libc::poll(&mut fd, 1, timeout_ms) };
+        self.drain_signals();
+    }
+}
+
+fn now_ms() -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: CLOCK_MONOTONIC always exists; the pointer is valid.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000
+}
+
+/// Every process below `root`, found by scanning `/proc` (this kernel has no
+/// `/proc/<pid>/task/<tid>/children`).
+pub(crate) fn descendants(root: i32) -> Vec<i32> {
+    let parents = crate::procfs::parent_links();
+    let mut found = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(parent) = frontier.pop() {
+        for &(pid, ppid) in &parents {
+            if ppid == parent {
+                found.push(pid);
+                frontier.push(pid);
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_round_trip() {
+        for report in [
+            Report::Started(4_000_000),
+            Report::ExecFailed(libc::ENOENT),
+            Report::Exited(ExitStatus::Code(-1)),
+            Report::Exited(ExitStatus::Signal(9)),
+        ] {
+            assert_eq!(Report::decode(report.encode()), Some(report));
+        }
+        assert_eq!(Report::decode([9; REPORT_LEN]), None);
+    }
+}

@@ -1,0 +1,263 @@
+//! Open, send, tail and close; the cursor, the budget, pending lines, env, cwd, echo.
+
+use pty_session::{Config, ExitStatus, OpenRequest, PtyService, SendRequest, SettleReason, Status};
+
+use crate::support::*;
+
+#[tokio::test]
+async fn echo_exits_and_its_output_is_delivered() {
+    let (pty, owner) = service();
+    let opened = open(&pty, &owner, OpenRequest::new("echo hello; echo world")).await;
+    assert_eq!(opened.initial_output.text, "hello\nworld\n");
+    assert_eq!(opened.settled_by, SettleReason::Exit);
+    assert_eq!(opened.status, Status::Exited(ExitStatus::Code(0)));
+    assert!(opened.pid > 0);
+    assert!(pty.close(&owner, &opened.session_id).await.unwrap());
+}
+
+#[tokio::test]
+async fn exit_code_and_signal_are_reported() {
+    let (pty, owner) = service();
+    let opened = open(&pty, &owner, OpenRequest::new("exit 3")).await;
+    assert_eq!(opened.status, Status::Exited(ExitStatus::Code(3)));
+    let opened = open(&pty, &owner, OpenRequest::new("kill -9 $$")).await;
+    assert_eq!(opened.status, Status::Exited(ExitStatus::Signal(9)));
+    assert_eq!(
+        opened.status.exit().unwrap().signal_name().as_deref(),
+        Some("SIGKILL")
+    );
+    pty.shutdown().await;
+}
+
+#[tokio::test]
+async fn cat_echoes_and_settles_by_input() {
+    let (pty, owner) = service();
+    let opened = open(&pty, &owner, OpenRequest::new("cat")).await;
+    assert_eq!(opened.settled_by, SettleReason::Input, "{opened:?}");
+    let sent = pty
+        .send(&owner, &opened.session_id, SendRequest::new("hi"))
+        .await
+        .unwrap();
+    assert_eq!(sent.delta.text, "hi\nhi\n");
+    assert_eq!(sent.settled_by, SettleReason::Input);
+    assert!(pty.close(&owner, &opened.session_id).await.unwrap());
+    assert!(!pty.close(&owner, &opened.session_id).await.unwrap());
+}
+
+#[tokio::test]
+async fn concatenated_replies_are_the_transcript_and_never_resend() {
+    let (pty, owner) = service();
+    let opened = open(&pty, &owner, OpenRequest::new("seq 1 5000; exec cat")).await;
+    let mut transcript = opened.initial_output.text.clone();
+    let mut skipped = opened.initial_output.skipped;
+    // Small budgets: each tail takes the newest 200 and reports the rest as skipped, so
+    // read with a large budget instead to get everything.
+    loop {
+        let tail = pty
+            .tail(&owner, &opened.session_id, Some(100_000))
+            .await
+            .unwrap();
+        if tail.output.lines == 0 {
+            break;
+        }
+        skipped += tail.output.skipped;
+        transcript.push_str(&tail.output.text);
+    }
+    let expected: String = (1..=5000).map(|n| format!("{n}\n")).collect();
+    let got_lines = transcript.lines().count() as u64;
+    assert_eq!(got_lines + skipped, 5000);
+    assert!(
+        expected.ends_with(&transcript),
+        "delivered lines are the newest, in order"
+    );
+    // Nothing is ever delivered twice.
+    let again = pty.tail(&owner, &opened.session_id, None).await.unwrap();
+    assert_eq!(again.output.text, "");
+    assert_eq!(again.total_lines, 5000);
+    pty.shutdown().await;
+}
+
+#[tokio::test]
+async fn whole_transcript_through_a_big_budget() {
+    let mut config = Config::default();
+    config.tail_lines = 10_000;
+    let pty = PtyService::new(config);
+    let owner = pty_session::Owner::new("t");
+    let opened = open(&pty, &owner, OpenRequest::new("seq 1 5000")).await;
+    let tail = pty.tail(&owner, &opened.session_id, None).await.unwrap();
+    let transcript = opened.initial_output.text + &tail.output.text;
+    let expected: String = (1..=5000).map(|n| format!("{n}\n")).collect();
+    assert_eq!(transcript, expected);
+    pty.shutdown().await;
+}
+
+#[tokio::test]
+async fn over_budget_gives_the_newest_lines_with_skipped() {
+    let (pty, owner) = service();
+    let opened = open(&pty, &owner, OpenRequest::new("seq 1 1000; exec cat")).await;
+    let out = &opened.initial_output;
+    assert_eq!(out.lines, 200);
+    assert!(out.truncated);
+    assert_eq!(out.skipped, 800);
+    assert!(
+        out.text.starts_with("801\n") && out.text.ends_with("1000\n"),
+        "{}",
+        out.text
+    );
+    let tail = pty.tail(&owner, &opened.session_id, Some(5)).await.unwrap();
+    assert_eq!(tail.output.lines, 0);
+    pty.shutdown().await;
+}
+
+#[tokio::test]
+async fn lines_that_fell_out_of_the_scrollback_are_skipped() {
+    let mut config = Config::default();
+    config.scrollback_lines = 100;
+    let pty = PtyService::new(config);
+    let owner = pty_session::Owner::new("t");
+    let opened = open(&pty, &owner, OpenRequest::new("seq 1 1000")).await;
+    let out = &opened.initial_output;
+    assert_eq!((out.lines, out.truncated, out.skipped), (100, true, 900));
+    assert!(out.text.starts_with("901\n"), "{}", out.text);
+    let tail = pty.tail(&owner, &opened.session_id, None).await.unwrap();
+    assert_eq!(
+        (tail.line_begin, tail.total_lines, tail.output.lines),
+        (900, 1000, 0)
+    );
+    pty.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_prompt_is_pending_until_its_line_completes() {
+    let (pty, owner) = service();
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new(r#"read -p "Password: " answer; echo "got $answer"; exec cat"#),
+    )
+    .await;
+    assert_eq!(opened.pending, "Password: ");
+    assert_eq!(opened.initial_output.text, "");
+    assert_eq!(opened.settled_by, SettleReason::Input);
+    let tail = pty.tail(&owner, &opened.session_id, None).await.unwrap();
+    assert_eq!(
+        (tail.pending.as_str(), tail.output.lines),
+        ("Password: ", 0)
+    );
+    let sent = pty
+        .send(&owner, &opened.session_id, SendRequest::new("s3cret"))
+        .await
+        .unwrap();
+    assert_eq!(sent.delta.text, "Password: s3cret\ngot s3cret\n");
+    assert_eq!(sent.pending, "");
+    let tail = pty.tail(&owner, &opened.session_id, None).await.unwrap();
+    assert_eq!(
+        tail.output.text, "",
+        "the completed prompt line is delivered once"
+    );
+    pty.shutdown().await;
+}
+
+#[tokio::test]
+async fn env_values_arrive_unchanged() {
+    let (pty, owner) = service();
+    let tricky = r#"a b "quoted" 'single' $HOME `date` \n ; | & *"#;
+    let request =
+        OpenRequest::new(r#"printf '%s\n' "$TRICKY" "$TERM" "$PAGER""#).env("TRICKY", tricky);
+    let opened = open(&pty, &owner, request).await;
+    assert_eq!(
+        opened.initial_output.text,
+        format!("{tricky}\nxterm-256color\ncat\n")
+    );
+    pty.shutdown().await;
+}
+
+#[tokio::test]
+async fn exec_backend_runs_without_a_shell() {
+    let mut config = Config::default();
+    config.backend_type = "exec".into();
+    let pty = PtyService::new(config);
+    let owner = pty_session::Owner::new("t");
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new(r#"printf "%s|" "a b" '$HOME' c"#),
+    )
+    .await;
+    assert_eq!(opened.pending, "a b|$HOME|c|");
+    let err = pty
+        .open(
+            &owner,
+            OpenRequest::new("no-such-program-xyz"),
+            &Default::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "SPAWN_FAILED", "{err}");
+    assert!(err.to_string().contains("No such file"), "{err}");
+    pty.shutdown().await;
+}
+
+#[tokio::test]
+async fn cwd_window_and_echo() {
+    let (pty, owner) = service();
+    let dir = TempDir::new("cwd");
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new("pwd; stty size").cwd(&dir.0).size(100, 30),
+    )
+    .await;
+    let canonical = std::fs::canonicalize(&dir.0).unwrap();
+    assert_eq!(
+        opened.initial_output.text,
+        format!("{}\n30 100\n", canonical.display())
+    );
+    let opened = open(&pty, &owner, OpenRequest::new("cat").echo(false)).await;
+    let sent = pty
+        .send(&owner, &opened.session_id, SendRequest::new("quiet"))
+        .await
+        .unwrap();
+    assert_eq!(sent.delta.text, "quiet\n", "only cat's copy, no echo");
+    let opened = open(&pty, &owner, OpenRequest::new("stty size")).await;
+    assert_eq!(opened.initial_output.text, "40 120\n");
+    pty.shutdown().await;
+}
+
+#[tokio::test]
+async fn ctrl_c_interrupts_sleep_in_bash() {
+    let (pty, owner) = service();
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new("bash --norc --noprofile -i").env("PS1", "$ "),
+    )
+    .await;
+    assert_eq!(opened.pending, "$ ");
+    let id = &opened.session_id;
+    let sent = pty
+        .send(
+            &owner,
+            id,
+            SendRequest::new("sleep 100")
+                .settle(pty_session::Settle::Quiet)
+                .quiet_ms(200),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent.settled_by, SettleReason::Quiet);
+    let start = std::time::Instant::now();
+    let sent = pty
+        .send(&owner, id, SendRequest::new("\u{3}").submit(false))
+        .await
+        .unwrap();
+    assert!(start.elapsed().as_secs() < 5);
+    assert_eq!(sent.settled_by, SettleReason::Input);
+    assert_eq!(sent.pending, "$ ");
+    let sent = pty
+        .send(&owner, id, SendRequest::new("echo after"))
+        .await
+        .unwrap();
+    assert!(sent.delta.text.contains("after\n"), "{:?}", sent.delta.text);
+    pty.shutdown().await;
+}

@@ -1,0 +1,150 @@
+//! Close kills the whole process tree, whatever the tree did to escape.
+
+use std::time::{Duration, Instant};
+
+use pty_session::{Config, OpenRequest, Owner, PtyService, SendRequest};
+
+use crate::support::*;
+
+/// Seven ways out of a process group, each recording its final pid in `$F`.
+const ESCAPES: &str = r#"
+sh -c 'echo $$ >> "$F"; exec sleep 1001' &
+setsid sh -c 'echo $$ >> "$F"; exec sleep 1002' &
+nohup sh -c 'echo $$ >> "$F"; exec sleep 1003' >/dev/null 2>&1 &
+( sh -c 'echo $$ >> "$F"; exec sleep 1004' & )
+setsid sh -c '( sh -c "echo \$\$ >> \"\$F\"; exec sleep 1005" & )' &
+env -i F="$F" setsid sh -c 'echo $$ >> "$F"; exec sleep 1006' &
+sh -c 'trap "" HUP TERM; echo $$ >> "$F"; sleep 1007; :' &
+"#;
+
+async fn escapes_then(
+    tail: &str,
+) -> (PtyService, Owner, pty_session::SessionId, Vec<i32>, TempDir) {
+    let (pty, owner) = service();
+    let dir = TempDir::new("kill");
+    let file = dir.0.join("pids");
+    let command = format!("trap '' HUP TERM; echo $$ >> \"$F\"; {ESCAPES} {tail}");
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new(command)
+            .env("F", file.to_str().unwrap())
+            .settle(pty_session::Settle::None),
+    )
+    .await;
+    eventually(
+        "all escapes to record their pids",
+        Duration::from_secs(10),
+        || read_pids(&file).len() == 8,
+    )
+    .await;
+    let pids = read_pids(&file);
+    (pty, owner, opened.session_id, pids, dir)
+}
+
+#[tokio::test]
+async fn close_leaves_no_survivor() {
+    let (pty, owner, id, pids, _dir) = escapes_then("sleep 1000").await;
+    assert!(
+        pids.iter().all(|&pid| alive(pid)),
+        "all running before close"
+    );
+    let start = Instant::now();
+    assert!(pty.close(&owner, &id).await.unwrap());
+    let took = start.elapsed();
+    let survivors: Vec<_> = pids.iter().copied().filter(|&pid| alive(pid)).collect();
+    assert!(survivors.is_empty(), "survivors after close: {survivors:?}");
+    // SIGTERM is ignored by two of them, so close waited out the grace and used SIGKILL.
+    assert!(took >= pty.config().close_grace, "{took:?}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    let err = pty.tail(&owner, &id, None).await.unwrap_err();
+    assert_eq!(err.code(), "UNKNOWN_SESSION");
+}
+
+#[tokio::test]
+async fn close_after_the_leader_exited_leaves_no_survivor() {
+    let (pty, owner, id, pids, _dir) = escapes_then("sleep 0.2; exit 4").await;
+    eventually("the leader to exit", Duration::from_secs(10), || {
+        !alive(pids[0])
+    })
+    .await;
+    let alive_before: Vec<_> = pids[1..]
+        .iter()
+        .copied()
+        .filter(|&pid| alive(pid))
+        .collect();
+    assert_eq!(
+        alive_before.len(),
+        7,
+        "the escapes outlive their leader until close"
+    );
+    let tail = pty.tail(&owner, &id, None).await.unwrap();
+    assert_eq!(
+        tail.status,
+        pty_session::Status::Exited(pty_session::ExitStatus::Code(4))
+    );
+    let err = pty
+        .send(&owner, &id, SendRequest::new("x"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "NOT_RUNNING");
+    assert!(pty.close(&owner, &id).await.unwrap());
+    let survivors: Vec<_> = pids.iter().copied().filter(|&pid| alive(pid)).collect();
+    assert!(survivors.is_empty(), "survivors after close: {survivors:?}");
+}
+
+#[tokio::test]
+async fn plain_close_is_quick() {
+    let (pty, owner) = service();
+    let opened = open(&pty, &owner, OpenRequest::new("bash --norc --noprofile -i")).await;
+    let start = Instant::now();
+    assert!(pty.close(&owner, &opened.session_id).await.unwrap());
+    assert!(
+        start.elapsed() < pty.config().close_grace,
+        "bash dies on SIGHUP, no grace needed"
+    );
+    assert!(!alive(opened.pid as i32));
+}
+
+#[tokio::test]
+async fn dropping_the_service_kills_its_sessions() {
+    let pty = PtyService::new(Config::default());
+    let owner = Owner::new("t");
+    let opened = open(&pty, &owner, OpenRequest::new("sleep 1000").timeout_ms(200)).await;
+    let pid = opened.pid as i32;
+    assert!(alive(pid));
+    drop(pty);
+    eventually(
+        "the session's process to die",
+        Duration::from_secs(5),
+        || !alive(pid),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_fork_of_200_children_is_closed() {
+    let (pty, owner) = service();
+    let dir = TempDir::new("fork200");
+    let file = dir.0.join("pids");
+    let command =
+        r#"for i in $(seq 200); do sh -c 'echo $$ >> "$F"; exec sleep 1000' & done; wait"#;
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new(command)
+            .env("F", file.to_str().unwrap())
+            .settle(pty_session::Settle::None),
+    )
+    .await;
+    eventually("200 children", Duration::from_secs(30), || {
+        read_pids(&file).len() == 200
+    })
+    .await;
+    assert!(pty.close(&owner, &opened.session_id).await.unwrap());
+    let survivors: Vec<_> = read_pids(&file)
+        .into_iter()
+        .filter(|&pid| alive(pid))
+        .collect();
+    assert!(survivors.is_empty(), "{} survivors", survivors.len());
+}

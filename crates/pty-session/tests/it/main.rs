@@ -1,0 +1,9 @@
+//! Integration tests: real processes on real PTYs.
+
+mod support;
+
+mod basics;
+mod errors;
+mod kill;
+mod owners;
+mod settle;

@@ -1,0 +1,86 @@
+//! Helpers shared by the integration tests.
+
+use std::time::{Duration, Instant};
+
+use pty_session::{CancellationToken, Config, OpenRequest, Opened, Owner, PtyService};
+
+/// A service with default config, and one owner.
+pub fn service() -> (PtyService, Owner) {
+    (PtyService::new(Config::default()), Owner::new("test"))
+}
+
+/// Opens `request` and panics with the error if that fails.
+pub async fn open(pty: &PtyService, owner: &Owner, request: OpenRequest) -> Opened {
+    match pty.open(owner, request, &CancellationToken::new()).await {
+        Ok(opened) => opened,
+        Err(err) => panic!("open failed: {} {err}", err.code()),
+    }
+}
+
+/// Whether process `pid` exists and is not a zombie.
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit(')')
+                .next()
+                .and_then(|rest| rest.trim_start().chars().next());
+            !matches!(state, Some('Z') | Some('X') | None)
+        }
+        Err(_) => false,
+    }
+}
+
+/// Polls `f` until it is true or `deadline` passes; panics with `what` on timeout.
+pub async fn eventually(what: &str, deadline: Duration, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        if start.elapsed() > deadline {
+            panic!("timed out after {deadline:?} waiting for {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The real python3 interpreter: on these machines `python3` on PATH may be a pyenv shim,
+/// a bash script that reads its pipes while it starts, which would blur REPL timings.
+pub fn python3() -> String {
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 must be installed for these tests");
+    String::from_utf8(out.stdout)
+        .expect("utf-8 path")
+        .trim()
+        .to_owned()
+}
+
+/// The pids a shell command wrote, one per line, into `file`.
+pub fn read_pids(file: &std::path::Path) -> Vec<i32> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| line.trim().parse().ok())
+        .collect()
+}
+
+/// A fresh empty directory under the system temp dir, removed when dropped.
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        let path = std::env::temp_dir().join(format!(
+            "pty-session-test-{name}-{}-{:?}",
+            std::process::id(),
+            Instant::now()
+        ));
+        std::fs::create_dir_all(&path).expect("create temp dir");
+        TempDir(path)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
