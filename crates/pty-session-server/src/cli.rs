@@ -78,7 +78,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     pub tokens: Option<PathBuf>,
     /// Where to write the generated token when none is configured [default:
-    /// $XDG_RUNTIME_DIR/pty-session/token-<port>, else ~/.local/state/pty-session/token-<port>]
+    /// $XDG_RUNTIME_DIR/pty-session/token-PORT, else ~/.local/state/pty-session/token-PORT]
     #[arg(long, value_name = "PATH")]
     pub token_file: Option<PathBuf>,
     /// Close the sessions of an owner that made no call for this long; 0 never [default: 1800]

@@ -19,7 +19,7 @@ pub const DEFAULT_OWNER_IDLE_TIMEOUT_SECS: u64 = 1800;
 pub struct ConfigArgs {
     /// A TOML file with any of the keys backendType, tailLines, scrollbackLines,
     /// scrollbackBytes, maxSessionsPerOwner, maxSessions, ownerIdleTimeoutSecs and a
-    /// [defaultEnv] table
+    /// defaultEnv table
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// How pty_open runs a command: "shell" (/bin/sh -c, the default) or "exec" (split

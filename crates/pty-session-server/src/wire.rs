@@ -70,12 +70,19 @@ fn drop_null_types(value: &mut serde_json::Value) {
 }
 
 /// Deserializes a tool's arguments, mapping every serde complaint (a wrong type, a
-/// missing or unknown field) to `INVALID_ARGUMENT`.
+/// missing or unknown field) to `INVALID_ARGUMENT`, naming the field.
 pub fn parse<T: DeserializeOwned>(
     arguments: serde_json::Map<String, serde_json::Value>,
 ) -> Result<T, Error> {
-    serde_json::from_value(serde_json::Value::Object(arguments)).map_err(|err| {
-        Error::InvalidArgument(format!("bad arguments: {err}; see the tool's inputSchema"))
+    serde_path_to_error::deserialize(serde_json::Value::Object(arguments)).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner();
+        let message = if path == "." {
+            format!("bad arguments: {inner}; see the tool's inputSchema")
+        } else {
+            format!("bad argument `{path}`: {inner}; see the tool's inputSchema")
+        };
+        Error::InvalidArgument(message)
     })
 }
 

@@ -13,59 +13,116 @@ async fn bad_arguments_are_invalid_argument() {
     let server = stdio_server(&[]).await;
     let client = &server.client;
     let cases = [
-        ("pty_open", json!({})),
-        ("pty_open", json!({"command": ""})),
-        ("pty_open", json!({"command": "   "})),
-        ("pty_open", json!({"command": 7})),
-        ("pty_open", json!({"command": "true", "cols": 0})),
-        ("pty_open", json!({"command": "true", "rows": 1001})),
-        ("pty_open", json!({"command": "true", "cols": -3})),
-        ("pty_open", json!({"command": "true", "cols": 1.5})),
-        ("pty_open", json!({"command": "true", "timeoutMs": 600001})),
+        ("pty_open", json!({}), "missing field `command`"),
+        ("pty_open", json!({"command": ""}), "command is empty"),
+        ("pty_open", json!({"command": "   "}), "command is empty"),
+        ("pty_open", json!({"command": 7}), "`command`"),
+        ("pty_open", json!({"command": "true", "cols": 0}), "cols 0"),
+        (
+            "pty_open",
+            json!({"command": "true", "rows": 1001}),
+            "rows 1001",
+        ),
+        ("pty_open", json!({"command": "true", "cols": -3}), "`cols`"),
+        (
+            "pty_open",
+            json!({"command": "true", "cols": 1.5}),
+            "`cols`",
+        ),
+        (
+            "pty_open",
+            json!({"command": "true", "timeoutMs": 600001}),
+            "timeoutMs 600001",
+        ),
         (
             "pty_open",
             json!({"command": "true", "quietMs": 10_000_000}),
+            "quietMs",
         ),
         (
             "pty_open",
             json!({"command": "true", "settle": "sometimes"}),
+            "`auto`, `quiet`, `none`",
         ),
-        ("pty_open", json!({"command": "true", "echo": "yes"})),
-        ("pty_open", json!({"command": "true", "env": {"A=B": "x"}})),
-        ("pty_open", json!({"command": "true", "env": {"": "x"}})),
-        ("pty_open", json!({"command": "true", "env": {"A": 1}})),
-        ("pty_open", json!({"command": "true", "env": ["A=1"]})),
-        ("pty_open", json!({"command": "true", "until": ""})),
-        ("pty_open", json!({"command": "true", "timeout_ms": 5})),
-        ("pty_open", json!({"command": "a\u{0}b"})),
-        ("pty_send", json!({"data": "x"})),
-        ("pty_send", json!({"id": "abcd2345"})),
-        ("pty_send", json!({"id": 5, "data": "x"})),
+        (
+            "pty_open",
+            json!({"command": "true", "echo": "yes"}),
+            "`echo`",
+        ),
+        (
+            "pty_open",
+            json!({"command": "true", "env": {"A=B": "x"}}),
+            r#""A=B""#,
+        ),
+        (
+            "pty_open",
+            json!({"command": "true", "env": {"": "x"}}),
+            "env",
+        ),
+        (
+            "pty_open",
+            json!({"command": "true", "env": {"A": 1}}),
+            "`env.A`",
+        ),
+        (
+            "pty_open",
+            json!({"command": "true", "env": ["A=1"]}),
+            "`env`",
+        ),
+        ("pty_open", json!({"command": "true", "until": ""}), "until"),
+        (
+            "pty_open",
+            json!({"command": "true", "timeout_ms": 5}),
+            "unknown field `timeout_ms`",
+        ),
+        ("pty_open", json!({"command": "a\u{0}b"}), "NUL"),
+        ("pty_send", json!({"data": "x"}), "missing field `id`"),
+        (
+            "pty_send",
+            json!({"id": "abcd2345"}),
+            "missing field `data`",
+        ),
+        ("pty_send", json!({"id": 5, "data": "x"}), "`id`"),
         (
             "pty_send",
             json!({"id": "abcd2345", "data": "x", "submit": 1}),
+            "`submit`",
         ),
         (
             "pty_send",
             json!({"id": "abcd2345", "data": "x", "timeoutMs": "soon"}),
+            "`timeoutMs`",
         ),
         (
             "pty_send",
             json!({"id": "abcd2345", "data": "x".repeat(1024 * 1024 + 1)}),
+            "1 MiB",
         ),
-        ("pty_tail", json!({})),
-        ("pty_tail", json!({"id": "abcd2345", "lines": 0})),
-        ("pty_tail", json!({"id": "abcd2345", "lines": 100_001})),
-        ("pty_tail", json!({"id": null})),
-        ("pty_close", json!({})),
-        ("pty_close", json!({"id": ["abcd2345"]})),
-        ("pty_close", json!({"id": "abcd2345", "force": true})),
+        ("pty_tail", json!({}), "missing field `id`"),
+        ("pty_tail", json!({"id": "abcd2345", "lines": 0}), "lines 0"),
+        (
+            "pty_tail",
+            json!({"id": "abcd2345", "lines": 100_001}),
+            "lines 100001",
+        ),
+        ("pty_tail", json!({"id": null}), "`id`"),
+        ("pty_close", json!({}), "missing field `id`"),
+        ("pty_close", json!({"id": ["abcd2345"]}), "`id`"),
+        (
+            "pty_close",
+            json!({"id": "abcd2345", "force": true}),
+            "unknown field `force`",
+        ),
     ];
-    for (tool, arguments) in cases {
+    for (tool, arguments, expected) in cases {
         let result = call(client, tool, arguments.clone()).await;
         assert_error(&result, "INVALID_ARGUMENT");
         let message = result.structured_content.as_ref().unwrap()["error"]["message"].clone();
-        eprintln!("{tool} {arguments:.80}: {message}");
+        let message = message.as_str().unwrap();
+        assert!(
+            message.contains(expected),
+            "{tool} {arguments:.80}: {message:?} names {expected:?}"
+        );
     }
 }
 
@@ -88,9 +145,11 @@ async fn a_missing_cwd_is_invalid_argument() {
 async fn unknown_sessions() {
     let server = stdio_server(&[]).await;
     let client = &server.client;
-    for tool in ["pty_send", "pty_tail"] {
-        let result = call(client, tool, json!({"id": "nosuch99", "data": "x"})).await;
-        assert_error(&result, "UNKNOWN_SESSION");
+    for (tool, arguments) in [
+        ("pty_send", json!({"id": "nosuch99", "data": "x"})),
+        ("pty_tail", json!({"id": "nosuch99"})),
+    ] {
+        assert_error(&call(client, tool, arguments).await, "UNKNOWN_SESSION");
     }
     let result = call(client, "pty_close", json!({"id": "nosuch99"})).await;
     assert_eq!(
