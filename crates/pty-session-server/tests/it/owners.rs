@@ -5,8 +5,8 @@
 use serde_json::json;
 
 use crate::support::{
-    Client, alive, assert_error, call, current_client, eventually, http_server, legacy_client, ok,
-    open, scratch, tokens_file,
+    Client, INITIALIZE, alive, assert_error, call, current_client, eventually, http_server,
+    legacy_client, ok, open, raw_post, raw_request, rpc_result, scratch, tokens_file,
 };
 
 const ALICE: &str = "alice-token-0123456789";
@@ -67,9 +67,21 @@ async fn deleting_an_mcp_session_closes_its_processes() {
     let server = http_server(&[], &[("PTY_SESSION_TOKEN", ALICE)]).await;
     let first = legacy_client(&server.url, ALICE).await;
     let second = legacy_client(&server.url, ALICE).await;
-    let (_, pid_a) = open(&first, json!({"command": "exec sleep 300"})).await;
-    let (_, pid_b) = open(&first, json!({"command": "exec sleep 301"})).await;
-    let (other, pid_c) = open(&second, json!({"command": "exec sleep 302"})).await;
+    let (_, pid_a) = open(
+        &first,
+        json!({"command": "exec sleep 300", "settle": "none"}),
+    )
+    .await;
+    let (_, pid_b) = open(
+        &first,
+        json!({"command": "exec sleep 301", "settle": "none"}),
+    )
+    .await;
+    let (other, pid_c) = open(
+        &second,
+        json!({"command": "exec sleep 302", "settle": "none"}),
+    )
+    .await;
     assert!(alive(pid_a) && alive(pid_b) && alive(pid_c));
 
     // Closing the client sends DELETE with its Mcp-Session-Id.
@@ -98,7 +110,11 @@ async fn an_idle_owner_is_disposed() {
     )
     .await;
     let client = current_client(&server.url, ALICE).await;
-    let (id, pid) = open(&client, json!({"command": "exec sleep 300"})).await;
+    let (id, pid) = open(
+        &client,
+        json!({"command": "exec sleep 300", "settle": "none"}),
+    )
+    .await;
     eventually("the idle owner's process is gone", || !alive(pid)).await;
     assert_error(
         &call(&client, "pty_tail", json!({"id": id})).await,
@@ -125,4 +141,54 @@ async fn a_long_call_keeps_its_owner_active() {
     .await;
     assert!(ok(&result)["delta"].as_str().unwrap().contains('x'));
     assert!(alive(pid));
+}
+
+#[tokio::test]
+async fn delete_answers_once_the_processes_are_reaped_and_only_for_its_token() {
+    let dir = scratch("owners-delete-raw");
+    let tokens = tokens_file(&dir, &[("alice", ALICE), ("bob", BOB)]);
+    let server = http_server(&["--tokens", tokens.to_str().unwrap()], &[]).await;
+    let alice = format!("Bearer {ALICE}");
+    let bob = format!("Bearer {BOB}");
+
+    let init = raw_post(server.addr, &[("Authorization", &alice)], INITIALIZE).await;
+    let session = init
+        .header("mcp-session-id")
+        .expect("an MCP session")
+        .to_owned();
+    let send = |auth: &str, method: &'static str, body: &'static str| {
+        let auth = auth.to_owned();
+        let (addr, session) = (server.addr, session.clone());
+        async move {
+            let headers = [
+                ("Authorization", auth.as_str()),
+                ("Mcp-Session-Id", session.as_str()),
+                ("MCP-Protocol-Version", "2025-11-25"),
+            ];
+            raw_request(addr, method, &headers, body).await
+        }
+    };
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(send(&alice, "POST", initialized).await.status, 202);
+    let open = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"pty_open","arguments":{"command":"exec sleep 303","settle":"none"}}}"#;
+    let opened = rpc_result(&send(&alice, "POST", open).await);
+    let pid = u32::try_from(opened["structuredContent"]["pid"].as_u64().unwrap()).unwrap();
+    assert!(alive(pid));
+
+    let refused = send(&bob, "DELETE", "").await;
+    assert_eq!(
+        refused.status, 404,
+        "bob cannot end alice's MCP session: {refused:?}"
+    );
+    assert!(alive(pid));
+
+    let deleted = send(&alice, "DELETE", "").await;
+    assert!(
+        deleted.status == 200 || deleted.status == 202,
+        "{deleted:?}"
+    );
+    assert!(
+        !alive(pid),
+        "the DELETE answered after the process was reaped"
+    );
 }

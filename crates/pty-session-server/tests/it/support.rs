@@ -310,8 +310,31 @@ pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","p
 
 /// POSTs `body` to `/mcp` with `headers`, by hand, so that any header can be sent.
 pub async fn raw_post(addr: SocketAddr, headers: &[(&str, &str)], body: &str) -> RawResponse {
+    raw_request(addr, "POST", headers, body).await
+}
+
+/// The JSON-RPC message with a `result` in an SSE or JSON response body.
+pub fn rpc_result(response: &RawResponse) -> Value {
+    response
+        .body
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .chain(std::iter::once(response.body.as_str()))
+        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        .find(|message| message.get("result").is_some())
+        .unwrap_or_else(|| panic!("no JSON-RPC result in {response:?}"))["result"]
+        .clone()
+}
+
+/// Sends `method /mcp` with `headers` and `body`, by hand, so that any header can be sent.
+pub async fn raw_request(
+    addr: SocketAddr,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> RawResponse {
     let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
     );
