@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use axum::extract::{Request, State};
@@ -45,9 +45,37 @@ struct Gate {
     tokens: Tokens,
     service: PtyService,
     owners: Owners,
-    /// The principal that opened each live legacy MCP session. A std mutex: it is held
-    /// only to read or update the map, never across an await.
-    mcp_sessions: Mutex<HashMap<String, Principal>>,
+    /// The principal that opened each legacy MCP session, and when the session was last
+    /// used. A std mutex: it is held only to read or update the map, never across an await.
+    mcp_sessions: Mutex<HashMap<String, (Principal, Instant)>>,
+    /// How long rmcp keeps an unused MCP session; a binding unused for longer is dropped.
+    mcp_keep_alive: Duration,
+}
+
+impl Gate {
+    /// The principal that opened MCP session `id`, if it is known; marks it used.
+    fn opened_by(&self, id: &str) -> Option<Principal> {
+        let mut sessions = self.mcp_sessions.lock().expect("mcp sessions lock");
+        let (principal, seen) = sessions.get_mut(id)?;
+        *seen = Instant::now();
+        Some(principal.clone())
+    }
+
+    /// Ties MCP session `id` to `principal`, forgetting sessions rmcp has expired by now.
+    fn bind(&self, id: String, principal: &Principal) {
+        let mut sessions = self.mcp_sessions.lock().expect("mcp sessions lock");
+        sessions.retain(|_, (_, seen)| seen.elapsed() < self.mcp_keep_alive);
+        sessions
+            .entry(id)
+            .or_insert_with(|| (principal.clone(), Instant::now()));
+    }
+
+    fn unbind(&self, id: &str) {
+        self.mcp_sessions
+            .lock()
+            .expect("mcp sessions lock")
+            .remove(id);
+    }
 }
 
 /// Serves until SIGTERM or SIGINT, then closes every session.
@@ -78,6 +106,16 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
         configured
     };
 
+    // rmcp ends a legacy MCP session after its keep-alive without traffic; it must outlive
+    // the longest tool call (a send may wait 600 s), and need not end before the owner
+    // would be disposed anyway.
+    let longest_call = Duration::from_millis(limits::MAX_TIMEOUT_MS) + Duration::from_secs(60);
+    let keep_alive = options
+        .owner_idle_timeout
+        .map_or(longest_call, |idle| idle.max(longest_call));
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(keep_alive);
+
     let stop = CancellationToken::new();
     let owners = Owners::default();
     let gate = Arc::new(Gate {
@@ -85,18 +123,8 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
         service: service.clone(),
         owners: owners.clone(),
         mcp_sessions: Mutex::new(HashMap::new()),
+        mcp_keep_alive: keep_alive,
     });
-
-    let mut sessions = LocalSessionManager::default();
-    // rmcp ends a legacy MCP session after its keep-alive without traffic; it must outlive
-    // the longest tool call (a send may wait 600 s), and need not end before the owner
-    // would be disposed anyway.
-    let longest_call = Duration::from_millis(limits::MAX_TIMEOUT_MS) + Duration::from_secs(60);
-    sessions.session_config.keep_alive = Some(
-        options
-            .owner_idle_timeout
-            .map_or(longest_call, |idle| idle.max(longest_call)),
-    );
     let mut config =
         StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());
     if !local.ip().is_loopback() {
@@ -166,40 +194,28 @@ async fn check(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
             .into_response();
     };
     let mcp_session = mcp_session_id(request.headers());
-    if let Some(id) = &mcp_session {
-        let opened_by = gate
-            .mcp_sessions
-            .lock()
-            .expect("mcp sessions lock")
-            .get(id)
-            .cloned();
-        if opened_by.is_some_and(|p| p != principal) {
-            // Another token's session: answer as for an unknown one, which it is to us.
-            return (
-                StatusCode::NOT_FOUND,
-                "404 Not Found: no such MCP session\n",
-            )
-                .into_response();
-        }
+    if let Some(id) = &mcp_session
+        && gate.opened_by(id).is_some_and(|p| p != principal)
+    {
+        // Another token's session: answer as for an unknown one, which it is to us.
+        return (
+            StatusCode::NOT_FOUND,
+            "404 Not Found: no such MCP session\n",
+        )
+            .into_response();
     }
     let deleting = request.method() == Method::DELETE;
     request.extensions_mut().insert(principal.clone());
     let response = next.run(request).await;
 
     if let Some(id) = mcp_session_id(response.headers()) {
-        gate.mcp_sessions
-            .lock()
-            .expect("mcp sessions lock")
-            .insert(id, principal.clone());
+        gate.bind(id, &principal);
     }
     if deleting
         && response.status().is_success()
         && let Some(id) = mcp_session
     {
-        gate.mcp_sessions
-            .lock()
-            .expect("mcp sessions lock")
-            .remove(&id);
+        gate.unbind(&id);
         let owner = http_owner(&principal, Some(&id));
         tracing::info!(%owner, "MCP session deleted; closing its sessions");
         gate.owners.forget(&owner);

@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use crate::support::{
-    alive, call, current_client, exit_success, http_server, ok, stdio_server, terminate,
+    alive, call, current_client, exit_success, http_server, ok, signal, stdio_server,
 };
 
 /// Opens a session whose command leaves a grandchild in its own session; returns both pids.
@@ -45,15 +45,17 @@ async fn stdin_eof_kills_every_child() {
 }
 
 #[tokio::test]
-async fn sigterm_kills_every_child_of_a_stdio_server() {
-    let mut server = stdio_server(&[]).await;
-    let (pid, bg) = open_tree(&server.client).await;
-    terminate(&server.child);
-    assert!(
-        exit_success(&mut server.child).await,
-        "a clean exit on SIGTERM"
-    );
-    assert!(!alive(pid) && !alive(bg));
+async fn sigterm_and_sigint_kill_every_child_of_a_stdio_server() {
+    for name in ["TERM", "INT"] {
+        let mut server = stdio_server(&[]).await;
+        let (pid, bg) = open_tree(&server.client).await;
+        signal(&server.child, name);
+        assert!(
+            exit_success(&mut server.child).await,
+            "a clean exit on SIG{name}"
+        );
+        assert!(!alive(pid) && !alive(bg), "SIG{name} left a process");
+    }
 }
 
 #[tokio::test]
@@ -62,7 +64,7 @@ async fn sigterm_kills_every_child_of_an_http_server() {
     let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", token)]).await;
     let client = current_client(&server.url, token).await;
     let (pid, bg) = open_tree(&client).await;
-    terminate(&server.child);
+    signal(&server.child, "TERM");
     assert!(
         exit_success(&mut server.child).await,
         "a clean exit on SIGTERM"

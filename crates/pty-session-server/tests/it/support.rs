@@ -362,13 +362,13 @@ pub async fn raw_request(
     }
 }
 
-/// Sends SIGTERM to `child`.
-pub fn terminate(child: &Child) {
+/// Sends `signal` (e.g. "TERM") to `child`.
+pub fn signal(child: &Child, signal: &str) {
     let pid = child.id().expect("the child runs");
     let status = std::process::Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
+        .args([format!("-{signal}"), pid.to_string()])
         .status();
-    assert!(status.unwrap().success(), "kill -TERM {pid}");
+    assert!(status.unwrap().success(), "kill -{signal} {pid}");
 }
 
 /// Waits for `child` to exit and returns whether it exited successfully.
