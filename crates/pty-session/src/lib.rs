@@ -20,7 +20,8 @@
 //! let opened = pty.open(&owner, OpenRequest::new("python3 -q"), &CancellationToken::new()).await?;
 //! assert_eq!(opened.pending, ">>> ");
 //! let sent = pty.send(&owner, &opened.session_id, SendRequest::new("6*7")).await?;
-//! assert_eq!(sent.delta.text, "6*7\n42\n");
+//! assert_eq!(sent.delta.text, ">>> 6*7\n42\n"); // the prompt line completes with the echo
+//! assert_eq!(sent.pending, ">>> ");
 //! pty.close(&owner, &opened.session_id).await?;
 //! # Ok(()) }
 //! ```

@@ -42,6 +42,11 @@ pub(crate) struct Rendered {
 pub(crate) struct Renderer {
     parser: vte::Parser,
     line: Line,
+    /// The start of a UTF-8 character cut off at the end of the last feed. It is held back
+    /// and fed together with what follows, because vte 0.15 loses the characters after a
+    /// split one when an invalid byte follows within four bytes (found by the chunking
+    /// property test below).
+    carry: Vec<u8>,
 }
 
 /// The line being drawn and the little screen state a line view needs.
@@ -70,16 +75,28 @@ impl Renderer {
                 row: 0,
                 rows,
             },
+            carry: Vec::new(),
         }
     }
 
     /// Feeds bytes as they came from the PTY; appends to `out`.
     pub(crate) fn feed(&mut self, bytes: &[u8], out: &mut Rendered) {
+        let joined;
+        let bytes = if self.carry.is_empty() {
+            bytes
+        } else {
+            let mut carried = std::mem::take(&mut self.carry);
+            carried.extend_from_slice(bytes);
+            joined = carried;
+            &joined[..]
+        };
+        let (whole, cut) = bytes.split_at(bytes.len() - cut_character_len(bytes));
+        self.carry.extend_from_slice(cut);
         let mut cooker = Cooker {
             line: &mut self.line,
             out,
         };
-        self.parser.advance(&mut cooker, bytes);
+        self.parser.advance(&mut cooker, whole);
     }
 
     /// The rendered text after the last line end, such as `>>> `.
@@ -91,6 +108,25 @@ impl Renderer {
     pub(crate) fn alt_screen(&self) -> bool {
         self.line.alt_screen
     }
+}
+
+/// The length of an incomplete UTF-8 character at the end of `bytes`: a lead byte followed
+/// by fewer continuation bytes than it announces.
+fn cut_character_len(bytes: &[u8]) -> usize {
+    for back in 1..=bytes.len().min(3) {
+        let byte = bytes[bytes.len() - back];
+        if byte & 0xC0 == 0x80 {
+            continue;
+        }
+        let needed = match byte {
+            0xC2..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF4 => 4,
+            _ => return 0,
+        };
+        return if back < needed { back } else { 0 };
+    }
+    0
 }
 
 impl Line {
@@ -528,5 +564,30 @@ mod tests {
         expect_file!["../test_data/python.expected"].assert_eq(&rendered_every_way(
             include_bytes!("../test_data/python.raw"),
         ));
+    }
+
+    proptest::proptest! {
+        /// Any bytes, split anywhere, render the same as when fed whole, without a panic
+        /// and within the line bound.
+        #[test]
+        fn chunking_never_changes_the_result(
+            input in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::num::u8::ANY,
+                    proptest::sample::select(b"\x1b[;?0123456789HJKCDGPX@mhlnc\r\n\x08\t]\x07\\".to_vec()),
+                ],
+                0..3000,
+            ),
+            seed in 1u64..1000,
+        ) {
+            let whole = render(40, &mut std::iter::once(input.as_slice()));
+            let chunks = render(40, &mut chunked(&input, seed).into_iter());
+            proptest::prop_assert_eq!(whole, chunks);
+            let mut renderer = Renderer::new(40);
+            let mut out = Rendered::default();
+            renderer.feed(&input, &mut out);
+            proptest::prop_assert!(out.lines.iter().all(|l| l.len() <= MAX_LINE_BYTES));
+            proptest::prop_assert!(renderer.pending().len() <= MAX_LINE_BYTES);
+        }
     }
 }

@@ -160,4 +160,73 @@ mod tests {
         assert_eq!(s.lines_from(5).collect::<Vec<_>>(), ["5"]);
         assert_eq!(s.lines_from(6).count(), 0);
     }
+
+    /// One step of a random session: a line arrives, or a reader reads.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Push(usize),
+        Read(usize),
+    }
+
+    fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+        use proptest::prelude::*;
+        prop_oneof![
+            3 => (0usize..300).prop_map(Step::Push),
+            1 => (1usize..40).prop_map(Step::Read),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Every line is delivered at most once and in order, `skipped` accounts exactly
+        /// for what was left out, and the budgets hold after every step.
+        #[test]
+        fn delivery_is_exact_and_bounded(
+            max_lines in 1usize..50,
+            max_bytes in 1usize..2000,
+            steps in proptest::collection::vec(step(), 0..300),
+        ) {
+            let mut s = Scrollback::new(max_lines, max_bytes);
+            let mut pushed = 0u64;
+            let mut next_unseen = 0u64;
+            let mut accounted = 0u64;
+            for step in steps.iter().cloned().chain([Step::Read(usize::MAX)]) {
+                match step {
+                    Step::Push(len) => {
+                        let mut line = format!("{pushed}:");
+                        line.push_str(&"x".repeat(len));
+                        s.push(line);
+                        pushed += 1;
+                    }
+                    Step::Read(budget) => {
+                        let out = s.read(budget);
+                        let numbers: Vec<u64> = out
+                            .text
+                            .lines()
+                            .map(|l| l.split(':').next().unwrap().parse().unwrap())
+                            .collect();
+                        proptest::prop_assert_eq!(numbers.len(), out.lines);
+                        proptest::prop_assert!(out.lines <= budget);
+                        // In order, never before the cursor, consecutive up to the end.
+                        if let Some(&first) = numbers.first() {
+                            proptest::prop_assert!(first >= next_unseen);
+                            let expected: Vec<u64> = (first..pushed).collect();
+                            proptest::prop_assert_eq!(&numbers, &expected);
+                        }
+                        proptest::prop_assert_eq!(
+                            out.skipped + out.lines as u64,
+                            pushed - next_unseen,
+                            "skipped counts exactly the unread lines left out"
+                        );
+                        proptest::prop_assert_eq!(out.truncated, out.skipped > 0);
+                        accounted += out.skipped + out.lines as u64;
+                        next_unseen = pushed;
+                    }
+                }
+                proptest::prop_assert!(s.lines.len() <= max_lines);
+                proptest::prop_assert!(s.bytes <= max_bytes || s.lines.len() == 1);
+                proptest::prop_assert_eq!(s.line_end(), pushed);
+            }
+            proptest::prop_assert_eq!(accounted, pushed);
+        }
+    }
 }

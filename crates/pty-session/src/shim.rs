@@ -181,6 +181,8 @@ unsafe fn setup_terminal_and_control() -> Option<i32> {
         if libc::dup2(1, 0) < 0 {
             return None;
         }
+        // `ps` and `top` show the shim by its role, not as `exe`.
+        libc::prctl(libc::PR_SET_NAME, c"pty-session-shim".as_ptr(), 0, 0, 0);
         // Orphans of the command's tree reparent to us, not to init: "everything below the
         // shim" is then complete, setsid and double forks included.
         if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 {
@@ -412,15 +414,41 @@ impl Shim {
 
     /// SIGHUP/SIGTERM/SIGCONT to the whole tree, the grace period, then SIGKILL until
     /// nothing is left below the shim.
+    ///
+    /// The command's process group is signalled first, without a scan: most sessions end
+    /// right there, and since every orphan reparents to the shim, "no child left" means no
+    /// descendant left. Only a tree that outlives that is looked up in `/proc`, which costs
+    /// a read per process on the machine.
     fn kill_tree(&mut self, grace_ms: i64) {
+        const TERMINATE: [i32; 3] = [libc::SIGHUP, libc::SIGTERM, libc::SIGCONT];
+        let deadline = now_ms() + grace_ms.max(0);
+        for signal in TERMINATE {
+            // SAFETY: signalling the command's own process group.
+            unsafe { libc::kill(-self.command, signal) };
+        }
+        self.wait_children_until((now_ms() + QUICK_MS).min(deadline));
+        if !self.children {
+            return;
+        }
         let me = std::process::id() as i32;
         for pid in descendants(me) {
-            for signal in [libc::SIGHUP, libc::SIGTERM, libc::SIGCONT] {
+            for signal in TERMINATE {
                 // SAFETY: signalling a process of our own tree.
                 unsafe { libc::kill(pid, signal) };
             }
         }
-        let deadline = now_ms() + grace_ms.max(0);
+        self.wait_children_until(deadline);
+        while self.children {
+            for pid in descendants(me) {
+                // SAFETY: as above.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            self.wait_signal(5);
+        }
+    }
+
+    /// Reaps until no child is left or `deadline` (monotonic ms) passes.
+    fn wait_children_until(&mut self, deadline: i64) {
         self.reap();
         while self.children {
             let left = deadline - now_ms();
@@ -428,13 +456,6 @@ impl Shim {
                 break;
             }
             self.wait_signal(left.min(i64::from(i32::MAX)) as i32);
-        }
-        while self.children {
-            for pid in descendants(me) {
-                // SAFETY: as above.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
-            self.wait_signal(5);
         }
     }
 
@@ -451,6 +472,10 @@ impl Shim {
     }
 }
 
+/// How long the shim waits for the command's group to die of SIGHUP/SIGTERM before it
+/// looks for the rest of the tree.
+const QUICK_MS: i64 = 50;
+
 fn now_ms() -> i64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -464,15 +489,16 @@ fn now_ms() -> i64 {
 /// Every process below `root`, found by scanning `/proc` (this kernel has no
 /// `/proc/<pid>/task/<tid>/children`).
 pub(crate) fn descendants(root: i32) -> Vec<i32> {
-    let parents = crate::procfs::parent_links();
+    let mut children: std::collections::HashMap<i32, Vec<i32>> = std::collections::HashMap::new();
+    for (pid, ppid) in crate::procfs::parent_links() {
+        children.entry(ppid).or_default().push(pid);
+    }
     let mut found = Vec::new();
     let mut frontier = vec![root];
     while let Some(parent) = frontier.pop() {
-        for &(pid, ppid) in &parents {
-            if ppid == parent {
-                found.push(pid);
-                frontier.push(pid);
-            }
+        for &pid in children.get(&parent).into_iter().flatten() {
+            found.push(pid);
+            frontier.push(pid);
         }
     }
     found

@@ -261,3 +261,62 @@ async fn ctrl_c_interrupts_sleep_in_bash() {
     assert!(sent.delta.text.contains("after\n"), "{:?}", sent.delta.text);
     pty.shutdown().await;
 }
+
+#[tokio::test]
+async fn python_repl_round_trip() {
+    let (pty, owner) = service();
+    let opened = open(&pty, &owner, OpenRequest::new(format!("{} -q", python3()))).await;
+    assert_eq!(
+        (opened.pending.as_str(), opened.settled_by),
+        (">>> ", SettleReason::Input)
+    );
+    let sent = pty
+        .send(&owner, &opened.session_id, SendRequest::new("6*7"))
+        .await
+        .unwrap();
+    assert_eq!(sent.delta.text, ">>> 6*7\n42\n");
+    assert_eq!(
+        (sent.pending.as_str(), sent.settled_by),
+        (">>> ", SettleReason::Input)
+    );
+    pty.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_program_waiting_for_a_cursor_report_gets_one() {
+    let (pty, owner) = service();
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new(
+            r#"bash -c 'printf "ab\e[6n"; IFS= read -rs -d R pos; echo; echo "pos=${pos#*[}"'"#,
+        )
+        .timeout_ms(3000),
+    )
+    .await;
+    assert_eq!(opened.settled_by, SettleReason::Exit, "{opened:?}");
+    assert_eq!(opened.initial_output.text, "ab\npos=1;3\n");
+}
+
+#[tokio::test]
+async fn the_alternate_screen_stays_out_of_the_scrollback() {
+    let (pty, owner) = service();
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new(r#"echo before; printf '\e[?1049hFULL SCREEN\r\n'; read x; printf '\e[?1049l'; echo after; read y"#),
+    )
+    .await;
+    assert!(opened.alt_screen);
+    assert_eq!(opened.initial_output.text, "before\n");
+    let sent = pty
+        .send(&owner, &opened.session_id, SendRequest::new("q"))
+        .await
+        .unwrap();
+    assert!(!sent.alt_screen);
+    assert_eq!(
+        sent.delta.text, "after\n",
+        "the typed q was drawn on the alternate screen"
+    );
+    pty.shutdown().await;
+}
