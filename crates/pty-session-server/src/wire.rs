@@ -139,7 +139,7 @@ macro_rules! with_settle_fields {
             /// (e.g. a prompt such as "\\(gdb\\) $").
             pub until: Option<String>,
             /// Milliseconds without output that count as quiet (default 300).
-            #[schemars(range(max = 600_000))]
+            #[schemars(range(min = 1, max = 600_000))]
             pub quiet_ms: Option<u64>,
             /// The longest wait in milliseconds (default 5000, at most 600000); for
             /// pty_send it also bounds the write.
@@ -260,7 +260,7 @@ pub fn check_env_name(name: &str) -> Result<(), String> {
 
 impl SettleArgs {
     fn check(&self) -> Result<(), Error> {
-        check_range("quietMs", self.quiet_ms, 0, limits::MAX_TIMEOUT_MS)?;
+        check_range("quietMs", self.quiet_ms, 1, limits::MAX_TIMEOUT_MS)?;
         check_range("timeoutMs", self.timeout_ms, 0, limits::MAX_TIMEOUT_MS)?;
         if let Some(until) = &self.until
             && until.is_empty()

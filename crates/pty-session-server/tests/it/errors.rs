@@ -41,6 +41,11 @@ async fn bad_arguments_are_invalid_argument() {
         ),
         (
             "pty_open",
+            json!({"command": "true", "quietMs": 0}),
+            "quietMs 0",
+        ),
+        (
+            "pty_open",
             json!({"command": "true", "settle": "sometimes"}),
             "`auto`, `quiet`, `none`",
         ),
