@@ -1,0 +1,289 @@
+//! Bearer tokens: where they come from (`PTY_SESSION_TOKEN`, `--tokens FILE`, or one
+//! generated into a file only the user can read) and how a request is checked against
+//! them, in constant time.
+
+use std::io::Write as _;
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use http::HeaderValue;
+
+use crate::owner::Principal;
+
+/// The environment variable that holds a single token.
+pub const TOKEN_ENV: &str = "PTY_SESSION_TOKEN";
+
+/// The principal of the token from [`TOKEN_ENV`], and of a generated token.
+const DEFAULT_PRINCIPAL: &str = "default";
+
+/// The shortest token accepted: 16 characters make guessing hopeless only when they are
+/// random, but shorter ones are certainly not.
+const MIN_TOKEN_LEN: usize = 16;
+
+/// The tokens a server accepts, each the credential of one principal.
+pub struct Tokens {
+    entries: Vec<(Principal, Vec<u8>)>,
+}
+
+impl Tokens {
+    /// The configured tokens: the `name token` lines of `file`, and `env` (the value of
+    /// [`TOKEN_ENV`]) as principal `default`. Empty when neither is given.
+    pub fn configured(file: Option<&Path>, env: Option<String>) -> anyhow::Result<Tokens> {
+        let mut tokens = Tokens {
+            entries: Vec::new(),
+        };
+        if let Some(token) = env.filter(|t| !t.is_empty()) {
+            tokens
+                .add(DEFAULT_PRINCIPAL, token.trim())
+                .with_context(|| format!("bad {TOKEN_ENV}"))?;
+        }
+        if let Some(path) = file {
+            tokens.read_file(path)?;
+        }
+        Ok(tokens)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn principals(&self) -> Vec<&str> {
+        self.entries.iter().map(|(p, _)| &*p.0).collect()
+    }
+
+    fn add(&mut self, name: &str, token: &str) -> anyhow::Result<()> {
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.@".contains(c))
+        {
+            bail!("token name {name:?} must be letters, digits and - _ . @ only");
+        }
+        if token.len() < MIN_TOKEN_LEN || token.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
+            bail!(
+                "the token of {name:?} must be at least {MIN_TOKEN_LEN} characters without \
+                 spaces (generate one with `openssl rand -hex 32`)"
+            );
+        }
+        if self.entries.iter().any(|(p, _)| &*p.0 == name) {
+            bail!("token name {name:?} appears twice");
+        }
+        if self.entries.iter().any(|(_, t)| t == token.as_bytes()) {
+            bail!("the token of {name:?} is also another name's token");
+        }
+        self.entries
+            .push((Principal(Arc::from(name)), token.as_bytes().to_vec()));
+        Ok(())
+    }
+
+    fn read_file(&mut self, path: &Path) -> anyhow::Result<()> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read tokens file {}", path.display()))?;
+        if let Ok(meta) = std::fs::metadata(path)
+            && meta.permissions().mode() & 0o077 != 0
+        {
+            tracing::warn!(path = %path.display(), "the tokens file is readable by others; chmod 600 it");
+        }
+        let mut any = false;
+        for (index, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let context = || format!("tokens file {} line {}", path.display(), index + 1);
+            let mut words = line.split_whitespace();
+            let (Some(name), Some(token), None) = (words.next(), words.next(), words.next()) else {
+                return Err(anyhow::anyhow!("expected `name token`")).with_context(context);
+            };
+            self.add(name, token).with_context(context)?;
+            any = true;
+        }
+        if !any {
+            bail!("tokens file {} has no `name token` line", path.display());
+        }
+        Ok(())
+    }
+
+    /// A fresh random token for principal `default`, written to `path` (mode 0600, in a
+    /// directory created 0700) — or the token already there, so that clients keep working
+    /// across restarts.
+    pub fn generated(path: &Path) -> anyhow::Result<Tokens> {
+        let mut tokens = Tokens {
+            entries: Vec::new(),
+        };
+        if let Ok(existing) = std::fs::read_to_string(path)
+            && let Ok(meta) = std::fs::metadata(path)
+            && meta.permissions().mode() & 0o077 == 0
+            && tokens.add(DEFAULT_PRINCIPAL, existing.trim()).is_ok()
+        {
+            return Ok(tokens);
+        }
+        let token = random_token()?;
+        write_private(path, &token)?;
+        tokens.add(DEFAULT_PRINCIPAL, &token)?;
+        Ok(tokens)
+    }
+
+    /// The principal whose token the `Authorization: Bearer` header carries.
+    ///
+    /// Every configured token is compared, each in time independent of where it differs,
+    /// so the timing of an answer tells nothing about how close a guess was.
+    pub fn authenticate(&self, authorization: Option<&HeaderValue>) -> Option<Principal> {
+        let presented = bearer(authorization?)?;
+        let mut found = None;
+        for (principal, token) in &self.entries {
+            if constant_time_eq(presented, token) {
+                found = Some(principal.clone());
+            }
+        }
+        found
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header (the scheme in any case).
+fn bearer(value: &HeaderValue) -> Option<&[u8]> {
+    let value = value.as_bytes();
+    let (scheme, rest) = value.split_at_checked(7)?;
+    if !scheme.eq_ignore_ascii_case(b"bearer ") {
+        return None;
+    }
+    let start = rest.iter().position(|b| *b != b' ')?;
+    let token = &rest[start..];
+    let end = token.iter().rposition(|b| *b != b' ')? + 1;
+    Some(&token[..end])
+}
+
+/// Whether `a == b`, looking at every byte of both whatever they hold.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = a.len() ^ b.len();
+    for i in 0..a.len().max(b.len()) {
+        let x = a.get(i).copied().unwrap_or(0);
+        let y = b.get(i).copied().unwrap_or(0);
+        diff |= usize::from(x ^ y);
+    }
+    std::hint::black_box(diff) == 0
+}
+
+/// 32 random bytes from the OS, as 64 hex digits.
+fn random_token() -> anyhow::Result<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes)
+        .map_err(|err| anyhow::anyhow!("no OS randomness for a token: {err}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Writes `token` to `path` so that only the user can read it: the file is created anew
+/// with mode 0600 (never widened by a umask), its directory 0700 if it is missing.
+fn write_private(path: &Path, token: &str) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent()
+        && !dir.as_os_str().is_empty()
+    {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+        Err(err) => return Err(err).with_context(|| format!("cannot replace {}", path.display())),
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("cannot create token file {}", path.display()))?;
+    writeln!(file, "{token}").with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+/// Where a generated token goes by default: under `$XDG_RUNTIME_DIR` (private to the user
+/// and cleared at logout), else under `~/.local/state`, one file per port.
+pub fn default_token_path(port: u16) -> PathBuf {
+    let base = std::env::var_os("XDG_RUNTIME_DIR")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local").join("state"))
+        })
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("pty-session").join(format!("token-{port}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(value: &str) -> HeaderValue {
+        HeaderValue::from_str(value).unwrap()
+    }
+
+    #[test]
+    fn bearer_tokens_are_matched_exactly() {
+        let mut tokens = Tokens {
+            entries: Vec::new(),
+        };
+        tokens.add("alice", "aaaaaaaaaaaaaaaaaaaa").unwrap();
+        tokens.add("bob", "bbbbbbbbbbbbbbbbbbbb").unwrap();
+        let who = |value: &str| {
+            tokens
+                .authenticate(Some(&header(value)))
+                .map(|p| p.0.to_string())
+        };
+        assert_eq!(who("Bearer aaaaaaaaaaaaaaaaaaaa").as_deref(), Some("alice"));
+        assert_eq!(who("bearer  bbbbbbbbbbbbbbbbbbbb ").as_deref(), Some("bob"));
+        assert_eq!(
+            who("Bearer aaaaaaaaaaaaaaaaaaa"),
+            None,
+            "a prefix is not the token"
+        );
+        assert_eq!(
+            who("Bearer aaaaaaaaaaaaaaaaaaaaa"),
+            None,
+            "nor is a longer string"
+        );
+        assert_eq!(who("Basic aaaaaaaaaaaaaaaaaaaa"), None);
+        assert_eq!(who("Bearer "), None);
+        assert_eq!(tokens.authenticate(None), None);
+    }
+
+    #[test]
+    fn token_files_are_checked_line_by_line() {
+        let dir = std::env::temp_dir().join(format!("pty-session-auth-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("tokens");
+        std::fs::write(&path, "# agents\nalice 0123456789abcdef0123\n\nbob short\n").unwrap();
+        let err = Tokens::configured(Some(&path), None).err().unwrap();
+        assert!(format!("{err:#}").contains("line 4"), "{err:#}");
+        std::fs::write(
+            &path,
+            "alice 0123456789abcdef0123\nbob 0123456789abcdef9999\n",
+        )
+        .unwrap();
+        let tokens = Tokens::configured(Some(&path), Some("e".repeat(20))).unwrap();
+        assert_eq!(tokens.principals(), ["default", "alice", "bob"]);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn generated_tokens_are_private_and_kept() {
+        let dir = std::env::temp_dir().join(format!("pty-session-gen-{}", std::process::id()));
+        let path = dir.join("sub").join("token");
+        let first = Tokens::generated(&path).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.trim().len(), 64);
+        let second = Tokens::generated(&path).unwrap();
+        assert_eq!(
+            first.entries[0].1, second.entries[0].1,
+            "a restart reuses the token"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

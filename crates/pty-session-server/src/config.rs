@@ -1,0 +1,302 @@
+//! The configuration of SPEC.md from a TOML file (`--config`, camelCase keys) and from
+//! flags (their kebab-case forms), flags winning; checked at start, naming the bad key.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, anyhow, bail};
+use serde::de::DeserializeOwned;
+
+use crate::wire::check_env_name;
+
+/// The default of `ownerIdleTimeoutSecs`: half an hour.
+pub const DEFAULT_OWNER_IDLE_TIMEOUT_SECS: u64 = 1800;
+
+/// The configuration flags shared by `mcp` and `serve`.
+#[derive(Debug, Default, Clone, clap::Args)]
+#[command(next_help_heading = "Configuration (flags win over the --config file)")]
+pub struct ConfigArgs {
+    /// A TOML file with any of the keys backendType, tailLines, scrollbackLines,
+    /// scrollbackBytes, maxSessionsPerOwner, maxSessions, ownerIdleTimeoutSecs and a
+    /// defaultEnv table
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// How pty_open runs a command: "shell" (/bin/sh -c, the default) or "exec" (split
+    /// into words, no shell)
+    #[arg(long, alias = "backend", value_name = "NAME")]
+    pub backend_type: Option<String>,
+    /// How many lines a reply returns at most when the call gives no budget [default: 200]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub tail_lines: Option<u64>,
+    /// How many completed lines each session keeps [default: 10000]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub scrollback_lines: Option<u64>,
+    /// How many bytes of completed lines each session keeps [default: 8388608]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub scrollback_bytes: Option<u64>,
+    /// Open sessions one owner may have at once [default: 32]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_sessions_per_owner: Option<u64>,
+    /// Open sessions the server may have at once [default: 1024]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_sessions: Option<u64>,
+    /// Sets an environment variable for every session, over the built-in defaults
+    /// (TERM=xterm-256color, PAGER=cat, GIT_PAGER=cat, LANG=C.UTF-8 without a locale);
+    /// NAME= removes that default. Repeatable
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_env_pair)]
+    pub default_env: Vec<(String, String)>,
+}
+
+fn parse_env_pair(pair: &str) -> Result<(String, String), String> {
+    let (name, value) = pair
+        .split_once('=')
+        .ok_or_else(|| format!("{pair:?} is not NAME=VALUE"))?;
+    check_env_name(name)?;
+    Ok((name.to_owned(), value.to_owned()))
+}
+
+/// What the server runs with: the library's config plus the server's own settings.
+#[derive(Debug)]
+pub struct Settings {
+    pub service: pty_session::Config,
+    /// How long an HTTP owner may go without a call before it is disposed; `None` never.
+    pub owner_idle_timeout: Option<Duration>,
+}
+
+/// The keys of the config file, in SPEC.md's order.
+const KEYS: [&str; 8] = [
+    "backendType",
+    "tailLines",
+    "scrollbackLines",
+    "scrollbackBytes",
+    "maxSessionsPerOwner",
+    "maxSessions",
+    "ownerIdleTimeoutSecs",
+    "defaultEnv",
+];
+
+/// The values of a config file; every key is optional.
+#[derive(Debug, Default)]
+struct FileConfig {
+    backend_type: Option<String>,
+    tail_lines: Option<u64>,
+    scrollback_lines: Option<u64>,
+    scrollback_bytes: Option<u64>,
+    max_sessions_per_owner: Option<u64>,
+    max_sessions: Option<u64>,
+    owner_idle_timeout_secs: Option<u64>,
+    default_env: BTreeMap<String, String>,
+}
+
+/// Takes `key` out of `table` as a `T`, with an error that names the key.
+fn take<T: DeserializeOwned>(table: &mut toml::Table, key: &str) -> anyhow::Result<Option<T>> {
+    let Some(value) = table.remove(key) else {
+        return Ok(None);
+    };
+    let shown = value.to_string();
+    value
+        .try_into()
+        .map(Some)
+        .map_err(|err| anyhow!("key `{key}` = {shown}: {}", err.message()))
+}
+
+impl FileConfig {
+    fn parse(text: &str) -> anyhow::Result<FileConfig> {
+        let mut table: toml::Table = text.parse()?;
+        let config = FileConfig {
+            backend_type: take(&mut table, "backendType")?,
+            tail_lines: take(&mut table, "tailLines")?,
+            scrollback_lines: take(&mut table, "scrollbackLines")?,
+            scrollback_bytes: take(&mut table, "scrollbackBytes")?,
+            max_sessions_per_owner: take(&mut table, "maxSessionsPerOwner")?,
+            max_sessions: take(&mut table, "maxSessions")?,
+            owner_idle_timeout_secs: take(&mut table, "ownerIdleTimeoutSecs")?,
+            default_env: take(&mut table, "defaultEnv")?.unwrap_or_default(),
+        };
+        if let Some(key) = table.keys().next() {
+            bail!("unknown key `{key}`; the keys are {}", KEYS.join(", "));
+        }
+        for name in config.default_env.keys() {
+            check_env_name(name).map_err(|err| anyhow!("key `defaultEnv`: {err}"))?;
+        }
+        Ok(config)
+    }
+
+    fn read(path: &Path) -> anyhow::Result<FileConfig> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config file {}", path.display()))?;
+        FileConfig::parse(&text).with_context(|| format!("bad config file {}", path.display()))
+    }
+}
+
+fn to_usize(key: &str, value: u64) -> anyhow::Result<usize> {
+    usize::try_from(value).map_err(|_| anyhow!("{key} {value} is too large"))
+}
+
+impl ConfigArgs {
+    /// The settings: defaults, overlaid with the file, overlaid with the flags.
+    /// `owner_idle_timeout_secs` is the `serve` flag of that name.
+    pub fn settings(&self, owner_idle_timeout_secs: Option<u64>) -> anyhow::Result<Settings> {
+        let file = match &self.config {
+            Some(path) => FileConfig::read(path)?,
+            None => FileConfig::default(),
+        };
+        let mut service = pty_session::Config::default();
+        if let Some(backend) = self.backend_type.clone().or(file.backend_type) {
+            service.backend_type = backend;
+        }
+        let numbers: [(&str, Option<u64>, Option<u64>, &mut usize); 5] = [
+            (
+                "tailLines",
+                self.tail_lines,
+                file.tail_lines,
+                &mut service.tail_lines,
+            ),
+            (
+                "scrollbackLines",
+                self.scrollback_lines,
+                file.scrollback_lines,
+                &mut service.scrollback_lines,
+            ),
+            (
+                "scrollbackBytes",
+                self.scrollback_bytes,
+                file.scrollback_bytes,
+                &mut service.scrollback_bytes,
+            ),
+            (
+                "maxSessionsPerOwner",
+                self.max_sessions_per_owner,
+                file.max_sessions_per_owner,
+                &mut service.max_sessions_per_owner,
+            ),
+            (
+                "maxSessions",
+                self.max_sessions,
+                file.max_sessions,
+                &mut service.max_sessions,
+            ),
+        ];
+        for (key, flag, from_file, field) in numbers {
+            if let Some(value) = flag.or(from_file) {
+                *field = to_usize(key, value)?;
+            }
+        }
+        service.default_env = file.default_env;
+        service.default_env.extend(self.default_env.iter().cloned());
+        service.validate().map_err(|err| match &self.config {
+            Some(path) => {
+                anyhow!(
+                    "invalid configuration (from {} and the flags): {err}",
+                    path.display()
+                )
+            }
+            None => anyhow!("invalid configuration: {err}"),
+        })?;
+
+        let idle = owner_idle_timeout_secs
+            .or(file.owner_idle_timeout_secs)
+            .unwrap_or(DEFAULT_OWNER_IDLE_TIMEOUT_SECS);
+        let owner_idle_timeout = (idle > 0).then(|| Duration::from_secs(idle));
+        Ok(Settings {
+            service,
+            owner_idle_timeout,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{Expect, expect};
+
+    use super::*;
+
+    #[track_caller]
+    fn check_error(toml: &str, expect: Expect) {
+        let err = FileConfig::parse(toml).expect_err("the config should be refused");
+        expect.assert_eq(&format!("{err:#}"));
+    }
+
+    #[test]
+    fn bad_files_name_the_key() {
+        check_error(
+            "tailLine = 5",
+            expect![
+                "unknown key `tailLine`; the keys are backendType, tailLines, scrollbackLines, scrollbackBytes, maxSessionsPerOwner, maxSessions, ownerIdleTimeoutSecs, defaultEnv"
+            ],
+        );
+        check_error(
+            "tailLines = \"many\"",
+            expect![[r#"key `tailLines` = "many": invalid type: string "many", expected u64"#]],
+        );
+        check_error(
+            "maxSessions = -1",
+            expect!["key `maxSessions` = -1: invalid value: integer `-1`, expected u64"],
+        );
+        check_error(
+            "[defaultEnv]\nPAGER = 1",
+            expect![
+                "key `defaultEnv` = { PAGER = 1 }: invalid type: integer `1`, expected a string"
+            ],
+        );
+        check_error(
+            "[defaultEnv]\n\"A=B\" = \"x\"",
+            expect![[
+                r#"key `defaultEnv`: "A=B" is not a valid environment variable name (it must be non-empty, without '=' or NUL)"#
+            ]],
+        );
+    }
+
+    #[test]
+    fn flags_win_over_the_file() {
+        let dir = std::env::temp_dir().join(format!("pty-session-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("config.toml");
+        std::fs::write(
+            &path,
+            "backendType = \"exec\"\ntailLines = 7\nmaxSessions = 9\nownerIdleTimeoutSecs = 0\n\
+             [defaultEnv]\nPAGER = \"less\"\nEDITOR = \"vi\"\n",
+        )
+        .unwrap();
+        let args = ConfigArgs {
+            config: Some(path),
+            tail_lines: Some(3),
+            default_env: vec![("EDITOR".into(), "nano".into())],
+            ..ConfigArgs::default()
+        };
+        let settings = args.settings(None).unwrap();
+        assert_eq!(settings.service.backend_type, "exec");
+        assert_eq!(settings.service.tail_lines, 3, "the flag wins");
+        assert_eq!(
+            settings.service.max_sessions, 9,
+            "the file fills what no flag gave"
+        );
+        assert_eq!(
+            settings.service.max_sessions_per_owner, 32,
+            "the default stays"
+        );
+        assert_eq!(settings.service.default_env["PAGER"], "less");
+        assert_eq!(settings.service.default_env["EDITOR"], "nano");
+        assert_eq!(
+            settings.owner_idle_timeout, None,
+            "0 turns idle disposal off"
+        );
+        assert_eq!(
+            args.settings(Some(60)).unwrap().owner_idle_timeout,
+            Some(Duration::from_secs(60))
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn semantic_errors_name_the_key() {
+        let args = ConfigArgs {
+            backend_type: Some("zsh".into()),
+            ..ConfigArgs::default()
+        };
+        let err = args.settings(None).unwrap_err();
+        expect![[r#"invalid configuration: backendType "zsh" is not a registered backend (known: exec, shell)"#]]
+            .assert_eq(&format!("{err:#}"));
+    }
+}

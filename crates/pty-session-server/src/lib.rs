@@ -1,0 +1,38 @@
+//! The `pty-session` server: the four MCP tools of SPEC.md (`pty_open`, `pty_send`,
+//! `pty_tail`, `pty_close`) over stdio and streamable HTTP, served from one
+//! [`pty_session::PtyService`].
+//!
+//! The binary is a thin `main` over this library, which exists so that integration tests
+//! can also drive the handler in-process.
+//!
+//! - [`cli`]: the command line; [`config`]: the config file and flags.
+//! - [`tools`]: the one handler, a method per tool; [`wire`]: arguments and results as
+//!   they travel; [`reply`]: the text block and the one error mapping.
+//! - [`owner`]: who is calling; [`auth`]: bearer tokens.
+//! - [`stdio`], [`http`]: the transports, serving the same handler.
+
+pub mod auth;
+pub mod cli;
+pub mod config;
+pub mod http;
+pub mod owner;
+pub mod reply;
+pub mod stdio;
+pub mod tools;
+pub mod wire;
+
+/// Waits for SIGTERM or SIGINT and names the one that came.
+pub(crate) async fn stop_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::warn!("cannot listen for SIGTERM/SIGINT; stop the server by closing its input");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    }
+}

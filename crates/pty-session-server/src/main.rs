@@ -1,0 +1,61 @@
+//! `pty-session`: parse the command line, run the chosen transport, print the error chain.
+
+use std::io::IsTerminal as _;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::Parser as _;
+use pty_session::PtyService;
+use pty_session_server::cli::{Cli, Command};
+use pty_session_server::http::ServeOptions;
+use pty_session_server::{http, stdio};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Logs go to stderr: over stdio, stdout is the protocol.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("pty-session: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Mcp { config } => {
+                let settings = config.settings(None)?;
+                stdio::serve(PtyService::new(settings.service)).await
+            }
+            Command::Serve { serve, config } => {
+                let settings = config.settings(serve.owner_idle_timeout_secs)?;
+                let options = ServeOptions {
+                    listen: serve.listen,
+                    tokens_file: serve.tokens,
+                    token_env: std::env::var(pty_session_server::auth::TOKEN_ENV).ok(),
+                    token_file: serve.token_file,
+                    owner_idle_timeout: settings.owner_idle_timeout,
+                };
+                http::serve(PtyService::new(settings.service), options).await
+            }
+        }
+    });
+    // Every session is closed by now; do not wait for a blocking read of stdin.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    result
+}

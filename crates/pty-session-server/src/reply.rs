@@ -1,0 +1,278 @@
+//! Tool results as MCP sees them: `structuredContent` (the wire types) plus one text block
+//! in the readable form of SPEC.md — the output lines as they are, then one bracketed status
+//! line — and [`error`], the one mapping from the library's error to a tool error.
+
+use std::fmt::Write as _;
+
+use pty_session::Error;
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde::Serialize;
+
+use crate::wire::{
+    CloseResult, ErrorBody, ErrorResult, ExitFields, OpenResult, SendResult, TailResult,
+};
+
+/// The longest pending line the status line quotes; the structured result has all of it.
+const PENDING_QUOTE_CHARS: usize = 200;
+
+/// A successful result: `structured` as `structuredContent`, `text` as the one text block.
+fn success(structured: &impl Serialize, text: String) -> CallToolResult {
+    let value = serde_json::to_value(structured).expect("wire results serialize to JSON");
+    let mut result = CallToolResult::structured(value);
+    // `structured` fills the text block with a copy of the JSON; a model reads the text,
+    // so it gets the readable form instead of the same data twice.
+    result.content = vec![ContentBlock::text(text)];
+    result
+}
+
+/// The tool error for `err`: `isError: true`, text starting with the code, and
+/// `structuredContent: {"error": {"code", "message"}}`. Every failed call goes through here.
+pub fn error(err: &Error) -> CallToolResult {
+    let body = ErrorResult {
+        error: ErrorBody {
+            code: err.code(),
+            message: err.to_string(),
+        },
+    };
+    let text = format!("{}: {}", body.error.code, body.error.message);
+    let value = serde_json::to_value(&body).expect("error results serialize to JSON");
+    let mut result = CallToolResult::structured_error(value);
+    result.content = vec![ContentBlock::text(text)];
+    result
+}
+
+pub fn opened(result: &OpenResult) -> CallToolResult {
+    let mut status = Status::new(&result.session_id, result.status, &result.exit);
+    status.part(format!("pid {}", result.pid));
+    status.settled_by(result.settled_by);
+    status.truncation(result.truncated, result.skipped);
+    status.pending(&result.pending);
+    status.alt_screen(result.alt_screen);
+    success(result, status.after(&result.initial_output))
+}
+
+pub fn sent(id: &str, result: &SendResult) -> CallToolResult {
+    let mut status = Status::new(id, result.status, &result.exit);
+    status.settled_by(result.settled_by);
+    status.truncation(result.truncated, result.skipped);
+    status.pending(&result.pending);
+    status.alt_screen(result.alt_screen);
+    success(result, status.after(&result.delta))
+}
+
+pub fn tail(id: &str, result: &TailResult) -> CallToolResult {
+    let mut status = Status::new(id, result.status, &result.exit);
+    status.part(format!(
+        "{} new lines, {} in total",
+        result.lines, result.total_lines
+    ));
+    status.truncation(result.truncated, result.skipped);
+    status.pending(&result.pending);
+    status.alt_screen(result.alt_screen);
+    success(result, status.after(&result.text))
+}
+
+pub fn closed(id: &str, result: &CloseResult) -> CallToolResult {
+    let text = if result.closed {
+        format!("[{id} closed]")
+    } else {
+        format!("[{id} was not open: nothing to close]")
+    };
+    success(result, text)
+}
+
+/// The bracketed status line, e.g. `[p7k2m9q4 running · settled by input · pending: ">>> "]`.
+struct Status {
+    line: String,
+}
+
+impl Status {
+    fn new(id: &str, status: &str, exit: &ExitFields) -> Status {
+        let mut line = format!("[{id} {status}");
+        if let Some(code) = exit.exit_code {
+            let _ = write!(line, " · exit code {code}");
+        }
+        if let Some(signal) = &exit.signal {
+            let _ = write!(line, " · killed by {signal}");
+        }
+        Status { line }
+    }
+
+    fn part(&mut self, part: impl AsRef<str>) {
+        self.line.push_str(" · ");
+        self.line.push_str(part.as_ref());
+    }
+
+    fn settled_by(&mut self, reason: &str) {
+        self.part(format!("settled by {reason}"));
+    }
+
+    fn truncation(&mut self, truncated: bool, skipped: u64) {
+        if truncated {
+            self.part(format!("truncated: {skipped} unread lines skipped"));
+        }
+    }
+
+    fn pending(&mut self, pending: &str) {
+        if pending.is_empty() {
+            return;
+        }
+        let count = pending.chars().count();
+        let quoted = if count > PENDING_QUOTE_CHARS {
+            let head: String = pending.chars().take(PENDING_QUOTE_CHARS).collect();
+            format!("{} (+{} chars)", quote(&head), count - PENDING_QUOTE_CHARS)
+        } else {
+            quote(pending)
+        };
+        self.part(format!("pending: {quoted}"));
+    }
+
+    fn alt_screen(&mut self, on: bool) {
+        if on {
+            self.part("alt screen on");
+        }
+    }
+
+    /// The text block: `output` as it is (every line ends in `\n`), then the status line.
+    fn after(mut self, output: &str) -> String {
+        self.line.push(']');
+        let mut text = String::with_capacity(output.len() + self.line.len());
+        text.push_str(output);
+        text.push_str(&self.line);
+        text
+    }
+}
+
+/// A string in JSON quotes, so that control characters and quotes in a prompt stay visible.
+fn quote(text: &str) -> String {
+    serde_json::to_string(text).expect("a string serializes to JSON")
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{Expect, expect};
+
+    use super::*;
+
+    #[track_caller]
+    fn check(result: CallToolResult, expect: Expect) {
+        let text = result.content[0]
+            .as_text()
+            .expect("a text block")
+            .text
+            .clone();
+        let json = serde_json::to_string(&result.structured_content).unwrap();
+        expect.assert_eq(&format!(
+            "{text}\n---\n{json}\nisError={:?}",
+            result.is_error
+        ));
+    }
+
+    #[test]
+    fn open_reply_has_output_then_one_status_line() {
+        check(
+            opened(&OpenResult {
+                session_id: "p7k2m9q4".into(),
+                pid: 4242,
+                status: "running",
+                exit: ExitFields::default(),
+                initial_output: "Python 3.13.5\n".into(),
+                pending: ">>> ".into(),
+                truncated: false,
+                skipped: 0,
+                settled_by: "input",
+                alt_screen: false,
+            }),
+            expect![[r#"
+                Python 3.13.5
+                [p7k2m9q4 running · pid 4242 · settled by input · pending: ">>> "]
+                ---
+                {"initialOutput":"Python 3.13.5\n","pending":">>> ","pid":4242,"sessionId":"p7k2m9q4","settledBy":"input","skipped":0,"status":"running","truncated":false}
+                isError=Some(false)"#]],
+        );
+    }
+
+    #[test]
+    fn exited_truncated_send_says_so() {
+        check(
+            sent(
+                "abcd2345",
+                &SendResult {
+                    delta: "line 9\n".into(),
+                    status: "exited",
+                    exit: ExitFields {
+                        exit_code: None,
+                        signal: Some("SIGKILL".into()),
+                    },
+                    pending: String::new(),
+                    truncated: true,
+                    skipped: 9,
+                    settled_by: "exit",
+                    alt_screen: true,
+                },
+            ),
+            expect![[r#"
+                line 9
+                [abcd2345 exited · killed by SIGKILL · settled by exit · truncated: 9 unread lines skipped · alt screen on]
+                ---
+                {"altScreen":true,"delta":"line 9\n","pending":"","settledBy":"exit","signal":"SIGKILL","skipped":9,"status":"exited","truncated":true}
+                isError=Some(false)"#]],
+        );
+    }
+
+    #[test]
+    fn tail_reply_counts_lines_and_quotes_long_pending() {
+        check(
+            tail(
+                "abcd2345",
+                &TailResult {
+                    text: String::new(),
+                    lines: 0,
+                    truncated: false,
+                    skipped: 0,
+                    pending: format!("\u{1b}{}", "x".repeat(250)),
+                    status: "exited",
+                    exit: ExitFields {
+                        exit_code: Some(3),
+                        signal: None,
+                    },
+                    total_lines: 12,
+                    line_begin: 0,
+                    line_end: 12,
+                    alt_screen: false,
+                },
+            ),
+            expect![[r#"
+                [abcd2345 exited · exit code 3 · 0 new lines, 12 in total · pending: "\u001bxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" (+51 chars)]
+                ---
+                {"exitCode":3,"lineBegin":0,"lineEnd":12,"lines":0,"pending":"\u001bxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx","skipped":0,"status":"exited","text":"","totalLines":12,"truncated":false}
+                isError=Some(false)"#]],
+        );
+    }
+
+    #[test]
+    fn errors_start_with_the_code() {
+        check(
+            error(&Error::UnknownSession {
+                id: "zzzz9999".into(),
+            }),
+            expect![[r#"
+                UNKNOWN_SESSION: no open session zzzz9999; it was closed or never existed, open a new one with pty_open
+                ---
+                {"error":{"code":"UNKNOWN_SESSION","message":"no open session zzzz9999; it was closed or never existed, open a new one with pty_open"}}
+                isError=Some(true)"#]],
+        );
+    }
+
+    #[test]
+    fn close_reply() {
+        check(
+            closed("abcd2345", &CloseResult { closed: false }),
+            expect![[r#"
+                [abcd2345 was not open: nothing to close]
+                ---
+                {"closed":false}
+                isError=Some(false)"#]],
+        );
+    }
+}

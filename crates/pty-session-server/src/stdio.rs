@@ -1,0 +1,36 @@
+//! `pty-session mcp`: MCP over stdio, the one client being the one owner. When stdin ends,
+//! or on SIGTERM or SIGINT, every session is closed (process trees reaped) before exit.
+
+use anyhow::Context;
+use pty_session::{Owner, PtyService};
+use rmcp::ServiceExt;
+
+use crate::tools::PtyTools;
+
+/// Serves the client on stdin/stdout until it goes away or a signal asks to stop.
+pub async fn serve(service: PtyService) -> anyhow::Result<()> {
+    let tools = PtyTools::stdio(service.clone(), Owner::new("stdio"));
+    let served = async {
+        // Non-blocking pipes where the client gave us pipes, so that a pending read of
+        // stdin cannot hold up the exit.
+        let running = tools
+            .serve(rmcp::transport::stdio_pipes())
+            .await
+            .context("MCP start-up over stdio failed")?;
+        let reason = running
+            .waiting()
+            .await
+            .context("the MCP service task failed")?;
+        tracing::info!(?reason, "the client went away; closing every session");
+        anyhow::Ok(())
+    };
+    let result = tokio::select! {
+        result = served => result,
+        signal = crate::stop_signal() => {
+            tracing::info!(%signal, "stopping: closing every session");
+            Ok(())
+        }
+    };
+    service.shutdown().await;
+    result
+}

@@ -1,0 +1,219 @@
+//! The MCP handler: one type, one method per tool, serving every transport from one
+//! [`PtyService`].
+//!
+//! A tool method finds the caller's owner, parses its arguments ([`wire`]), calls the
+//! facade and shapes the reply ([`reply`]); there is no other logic here. The doc comment
+//! of each tool method is its MCP description.
+
+use pty_session::{Error, Owner, PtyService, SessionId};
+use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use tokio_util::sync::CancellationToken;
+
+use crate::owner::{ActiveOwner, Caller, Owners};
+use crate::reply;
+use crate::wire::{
+    self, CloseArgs, CloseResult, OpenArgs, OpenResult, SendArgs, SendResult, TailArgs, TailResult,
+};
+
+/// The tool handler. Cheap to clone; all state lives in the shared service, because over
+/// HTTP with the current protocol rmcp builds one handler per request.
+#[derive(Clone)]
+pub struct PtyTools {
+    service: PtyService,
+    caller: Caller,
+}
+
+#[tool_router]
+impl PtyTools {
+    /// Start a command on its own terminal (a shell, REPL, debugger, ssh, database console)
+    /// and wait until its first output settled. Returns a sessionId for pty_send, pty_tail
+    /// and pty_close; the process keeps running after the reply.
+    /// A wait ends at the first of: the process exited; it waits for input (e.g. at a
+    /// prompt); a line matched `until`; `timeoutMs` passed (default 5000). settledBy says
+    /// which.
+    /// Output comes as completed lines, each delivered exactly once across open, send and
+    /// tail. `pending` is the unfinished last line, e.g. a prompt (">>> ", "Password: "):
+    /// it shows what the program waits for, and is repeated in every reply until its line
+    /// ends.
+    /// Close sessions you no longer need with pty_close.
+    #[tool(
+        input_schema = wire::input_schema::<OpenArgs>(),
+        output_schema = wire::output_schema::<OpenResult>(),
+        annotations(destructive_hint = false, open_world_hint = true)
+    )]
+    async fn pty_open(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        arguments: JsonObject,
+    ) -> Result<CallToolResult, ErrorData> {
+        let caller = self.caller(&ctx)?;
+        Ok(self.open(caller.owner(), arguments, &ctx.ct).await)
+    }
+
+    /// Type into a session and wait until the output settled: the process exited, it waits
+    /// for input again, a line matched `until`, or `timeoutMs` passed (default 5000).
+    /// `data` is written exactly, then Enter unless submit is false. Keys are control
+    /// characters sent with submit false: Ctrl-C is "\u0003", Ctrl-D "\u0004", Esc
+    /// "\u001b", arrow-up "\u001b[A".
+    /// `delta` holds only lines not delivered before (with echo on, your input comes back
+    /// first). A `pending` prompt means the program waits for you; settledBy "timeout"
+    /// means it is still busy: read on with pty_tail, or pass `until` and a longer
+    /// timeoutMs.
+    #[tool(
+        input_schema = wire::input_schema::<SendArgs>(),
+        output_schema = wire::output_schema::<SendResult>(),
+        annotations(destructive_hint = true, open_world_hint = true)
+    )]
+    async fn pty_send(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        arguments: JsonObject,
+    ) -> Result<CallToolResult, ErrorData> {
+        let caller = self.caller(&ctx)?;
+        Ok(self.send(caller.owner(), arguments, &ctx.ct).await)
+    }
+
+    /// Read what a session printed since the last reply, without typing and without
+    /// waiting. Every line is delivered once: lines already returned by pty_open, pty_send
+    /// or an earlier tail do not come back.
+    /// When more lines are unread than `lines` (default 200) the newest come back, with
+    /// truncated true and skipped = how many were left out. `pending` is the unfinished
+    /// last line, such as a prompt. Works after the process exited, until pty_close.
+    #[tool(
+        input_schema = wire::input_schema::<TailArgs>(),
+        output_schema = wire::output_schema::<TailResult>(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn pty_tail(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        arguments: JsonObject,
+    ) -> Result<CallToolResult, ErrorData> {
+        let caller = self.caller(&ctx)?;
+        Ok(self.tail(caller.owner(), arguments).await)
+    }
+
+    /// Kill a session's whole process tree (SIGHUP/SIGTERM, then SIGKILL), wait until it is
+    /// gone, and forget the session: its id then answers UNKNOWN_SESSION.
+    /// closed is false if the session was already closed or never existed.
+    #[tool(
+        input_schema = wire::input_schema::<CloseArgs>(),
+        output_schema = wire::output_schema::<CloseResult>(),
+        annotations(destructive_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn pty_close(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        arguments: JsonObject,
+    ) -> Result<CallToolResult, ErrorData> {
+        let caller = self.caller(&ctx)?;
+        Ok(self.close(caller.owner(), arguments).await)
+    }
+}
+
+#[tool_handler(
+    name = "pty-session",
+    instructions = "Interactive processes on pseudo-terminals. pty_open starts one (a shell, \
+                    python, gdb, ssh, psql) and returns its sessionId; pty_send types into it and \
+                    returns the new output once it settled; pty_tail reads output without typing; \
+                    pty_close kills it. Each output line is delivered once; `pending` is the \
+                    unfinished last line, usually the prompt the program waits at."
+)]
+impl ServerHandler for PtyTools {}
+
+/// The calls behind the tools, by owner. Public so that tests can drive a call with a
+/// token they control (a cancelled request gets no response over MCP).
+impl PtyTools {
+    /// A handler for the one client of a stdio server.
+    pub fn stdio(service: PtyService, owner: Owner) -> PtyTools {
+        PtyTools {
+            service,
+            caller: Caller::Stdio(owner),
+        }
+    }
+
+    /// A handler for HTTP requests, whose owners come from the request.
+    pub fn http(service: PtyService, owners: Owners) -> PtyTools {
+        PtyTools {
+            service,
+            caller: Caller::Http(owners),
+        }
+    }
+
+    fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<ActiveOwner, ErrorData> {
+        self.caller.owner(ctx).ok_or_else(|| {
+            // The HTTP gate puts a principal on every request it lets through.
+            ErrorData::internal_error("the request carries no authenticated principal", None)
+        })
+    }
+
+    /// `pty_open` for `owner`; `cancel` ends the settle with CANCELLED.
+    pub async fn open(
+        &self,
+        owner: &Owner,
+        arguments: JsonObject,
+        cancel: &CancellationToken,
+    ) -> CallToolResult {
+        let request = match wire::parse::<OpenArgs>(arguments).and_then(OpenArgs::into_request) {
+            Ok(request) => request,
+            Err(err) => return reply::error(&err),
+        };
+        respond(self.service.open(owner, request, cancel).await, |opened| {
+            reply::opened(&OpenResult::new(opened))
+        })
+    }
+
+    /// `pty_send` for `owner`; `cancel` ends the settle with CANCELLED.
+    pub async fn send(
+        &self,
+        owner: &Owner,
+        arguments: JsonObject,
+        cancel: &CancellationToken,
+    ) -> CallToolResult {
+        let (id, request) =
+            match wire::parse::<SendArgs>(arguments).and_then(SendArgs::into_request) {
+                Ok(parsed) => parsed,
+                Err(err) => return reply::error(&err),
+            };
+        let request = request.cancel_on(cancel.clone());
+        respond(
+            self.service
+                .send(owner, &SessionId::new(&id), request)
+                .await,
+            |sent| reply::sent(&id, &SendResult::new(sent)),
+        )
+    }
+
+    /// `pty_tail` for `owner`.
+    pub async fn tail(&self, owner: &Owner, arguments: JsonObject) -> CallToolResult {
+        let (id, lines) = match wire::parse::<TailArgs>(arguments).and_then(TailArgs::check) {
+            Ok(parsed) => parsed,
+            Err(err) => return reply::error(&err),
+        };
+        respond(
+            self.service.tail(owner, &SessionId::new(&id), lines).await,
+            |tail| reply::tail(&id, &TailResult::new(tail)),
+        )
+    }
+
+    /// `pty_close` for `owner`.
+    pub async fn close(&self, owner: &Owner, arguments: JsonObject) -> CallToolResult {
+        let id = match wire::parse::<CloseArgs>(arguments) {
+            Ok(args) => args.id,
+            Err(err) => return reply::error(&err),
+        };
+        respond(
+            self.service.close(owner, &SessionId::new(&id)).await,
+            |closed| reply::closed(&id, &CloseResult { closed }),
+        )
+    }
+}
+
+fn respond<T>(result: Result<T, Error>, ok: impl FnOnce(T) -> CallToolResult) -> CallToolResult {
+    match result {
+        Ok(value) => ok(value),
+        Err(err) => reply::error(&err),
+    }
+}

@@ -1,0 +1,544 @@
+//! The tools' arguments and results as they travel: serde + JsonSchema mirrors of the
+//! library's request and reply types, with the camelCase field names of SPEC.md.
+//!
+//! Field docs here are the schema descriptions a client sees (pinned by the golden
+//! snapshot of `tools/list`). Arguments are checked at this boundary — types by serde,
+//! ranges and shapes by [`OpenArgs::into_request`] and friends — so that a bad call comes
+//! back as `INVALID_ARGUMENT` naming the field, before it reaches the service.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use pty_session::{
+    Error, OpenRequest, Opened, Output, SendRequest, Sent, Settle, Status, Tail, limits,
+};
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+/// The `inputSchema` of a tool taking `T`.
+pub fn input_schema<T: JsonSchema>() -> Arc<serde_json::Map<String, serde_json::Value>> {
+    schema::<T>(SchemaSettings::draft2020_12())
+}
+
+/// The `outputSchema` of a tool returning `T`: what its `Serialize` writes.
+pub fn output_schema<T: JsonSchema>() -> Arc<serde_json::Map<String, serde_json::Value>> {
+    schema::<T>(SchemaSettings::draft2020_12().for_serialize())
+}
+
+/// A self-contained schema (no `$ref`s, which some clients cannot follow) without the
+/// `null` that schemars adds to optional fields: an absent field says the same, and some
+/// clients refuse type unions.
+fn schema<T: JsonSchema>(
+    settings: SchemaSettings,
+) -> Arc<serde_json::Map<String, serde_json::Value>> {
+    let generator = settings
+        .with(|s| s.inline_subschemas = true)
+        .into_generator();
+    let mut value = serde_json::to_value(generator.into_root_schema_for::<T>())
+        .expect("a schema serializes to JSON");
+    drop_null_types(&mut value);
+    let serde_json::Value::Object(mut object) = value else {
+        panic!(
+            "the schema of {} is not an object",
+            std::any::type_name::<T>()
+        );
+    };
+    // The type's own name and doc comment are noise to a model; the tool describes it.
+    object.remove("title");
+    object.remove("description");
+    Arc::new(object)
+}
+
+/// Turns every `"type": [X, "null"]` into `"type": X`.
+fn drop_null_types(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(object) => {
+            if let Some(serde_json::Value::Array(types)) = object.get_mut("type") {
+                types.retain(|t| t != "null");
+                if let [single] = types.as_slice() {
+                    let single = single.clone();
+                    object.insert("type".into(), single);
+                }
+            }
+            object.values_mut().for_each(drop_null_types);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(drop_null_types),
+        _ => {}
+    }
+}
+
+/// Deserializes a tool's arguments, mapping every serde complaint (a wrong type, a
+/// missing or unknown field) to `INVALID_ARGUMENT`, naming the field.
+pub fn parse<T: DeserializeOwned>(
+    arguments: serde_json::Map<String, serde_json::Value>,
+) -> Result<T, Error> {
+    serde_path_to_error::deserialize(serde_json::Value::Object(arguments)).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner();
+        let message = if path == "." {
+            format!("bad arguments: {inner}; see the tool's inputSchema")
+        } else {
+            format!("bad argument `{path}`: {inner}; see the tool's inputSchema")
+        };
+        Error::InvalidArgument(message)
+    })
+}
+
+/// Which signals end a settle.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SettleMode {
+    // Exit, input wait, `until`, timeout (and quiet where input wait is not observable).
+    #[default]
+    Auto,
+    // Exit, `until`, quiet, timeout: for programs that poll their input while they work.
+    Quiet,
+    // Return right after the write.
+    None,
+}
+
+impl From<SettleMode> for Settle {
+    fn from(mode: SettleMode) -> Settle {
+        match mode {
+            SettleMode::Auto => Settle::Auto,
+            SettleMode::Quiet => Settle::Quiet,
+            SettleMode::None => Settle::None,
+        }
+    }
+}
+
+/// The settle options shared by `pty_open` and `pty_send`, taken out of their arguments.
+#[derive(Debug, Default)]
+pub struct SettleArgs {
+    pub settle: SettleMode,
+    pub until: Option<String>,
+    pub quiet_ms: Option<u64>,
+    pub timeout_ms: Option<u64>,
+}
+
+/// Declares an argument struct with the settle fields appended. (Serde cannot combine
+/// `flatten` with `deny_unknown_fields`, so the fields are repeated by this macro.)
+macro_rules! with_settle_fields {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident { $($fields:tt)* }
+    ) => {
+        $(#[$meta])*
+        pub struct $name {
+            $($fields)*
+            /// When to return: "auto" (default) returns at exit, when the program waits
+            /// for input, on an `until` match, or at the timeout; "quiet" ignores input
+            /// waits and returns after `quietMs` without output instead (for programs that
+            /// read input while they keep working); "none" returns right after the write
+            /// with what had already arrived.
+            #[serde(default)]
+            pub settle: SettleMode,
+            /// A regex: also return as soon as a new line, or the pending line, matches it
+            /// (e.g. a prompt such as "\\(gdb\\) $").
+            pub until: Option<String>,
+            /// Milliseconds without output that count as quiet (default 300).
+            #[schemars(range(min = 1, max = 600_000))]
+            pub quiet_ms: Option<u64>,
+            /// The longest wait in milliseconds (default 5000, at most 600000); for
+            /// pty_send it also bounds the write.
+            #[schemars(range(max = 600_000))]
+            pub timeout_ms: Option<u64>,
+        }
+
+        impl $name {
+            fn take_settle(&mut self) -> SettleArgs {
+                SettleArgs {
+                    settle: self.settle,
+                    until: self.until.take(),
+                    quiet_ms: self.quiet_ms,
+                    timeout_ms: self.timeout_ms,
+                }
+            }
+        }
+    };
+}
+
+with_settle_fields! {
+/// Arguments of `pty_open`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OpenArgs {
+    /// The command line to run, e.g. "python3 -q" or "bash --norc" (run by /bin/sh -c
+    /// with the default backend).
+    pub command: String,
+    /// The working directory (an existing directory; default: the server's).
+    pub cwd: Option<String>,
+    /// Environment variables for the process, name to value, set literally (no expansion);
+    /// they win over every default.
+    pub env: Option<BTreeMap<String, String>>,
+    /// Terminal width in columns (default 120).
+    #[schemars(range(min = 1, max = 1000))]
+    pub cols: Option<u64>,
+    /// Terminal height in rows (default 40).
+    #[schemars(range(min = 1, max = 1000))]
+    pub rows: Option<u64>,
+    /// Whether the terminal echoes what you type (default true).
+    #[serde(default = "yes")]
+    pub echo: bool,
+}
+}
+
+with_settle_fields! {
+/// Arguments of `pty_send`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SendArgs {
+    /// The session, as returned by pty_open.
+    pub id: String,
+    /// What to type, written exactly as UTF-8 (at most 1 MiB). Control characters are
+    /// keys: "\u0003" is Ctrl-C, "\u0004" Ctrl-D, "\u001b[A" arrow-up.
+    pub data: String,
+    /// Press Enter after the data (default true). Use false for control keys and partial
+    /// input.
+    #[serde(default = "yes")]
+    pub submit: bool,
+}
+}
+
+/// Arguments of `pty_tail`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TailArgs {
+    /// The session, as returned by pty_open.
+    pub id: String,
+    /// The most lines to return (default 200, the server's tailLines); when more are
+    /// unread, the newest come back.
+    #[schemars(range(min = 1, max = 100_000))]
+    pub lines: Option<u64>,
+}
+
+/// Arguments of `pty_close`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CloseArgs {
+    /// The session, as returned by pty_open.
+    pub id: String,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn invalid(message: String) -> Error {
+    Error::InvalidArgument(message)
+}
+
+fn check_range(name: &str, value: Option<u64>, min: u64, max: u64) -> Result<(), Error> {
+    match value {
+        Some(v) if v < min || v > max => Err(invalid(format!(
+            "{name} {v} is out of range; give {min}..={max}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn check_no_nul(name: &str, value: &str) -> Result<(), Error> {
+    if value.contains('\0') {
+        return Err(invalid(format!(
+            "{name} contains a NUL character, which a process cannot receive"
+        )));
+    }
+    Ok(())
+}
+
+/// An environment variable name a process can receive: non-empty, without `=` or NUL.
+pub fn check_env_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.contains('=') || name.contains('\0') {
+        return Err(format!(
+            "{name:?} is not a valid environment variable name (it must be non-empty, without '=' or NUL)"
+        ));
+    }
+    Ok(())
+}
+
+impl SettleArgs {
+    fn check(&self) -> Result<(), Error> {
+        check_range("quietMs", self.quiet_ms, 1, limits::MAX_TIMEOUT_MS)?;
+        check_range("timeoutMs", self.timeout_ms, 0, limits::MAX_TIMEOUT_MS)?;
+        if let Some(until) = &self.until
+            && until.is_empty()
+        {
+            return Err(invalid(
+                "until is empty; give a regex, or leave it out".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+macro_rules! apply_settle {
+    ($request:expr, $args:expr) => {{
+        let args = $args;
+        let mut request = $request.settle(args.settle.into());
+        if let Some(until) = args.until {
+            request = request.until(until);
+        }
+        if let Some(ms) = args.quiet_ms {
+            request = request.quiet_ms(ms);
+        }
+        if let Some(ms) = args.timeout_ms {
+            request = request.timeout_ms(ms);
+        }
+        request
+    }};
+}
+
+impl OpenArgs {
+    /// The facade's request, after the checks a schema cannot express.
+    pub fn into_request(mut self) -> Result<OpenRequest, Error> {
+        let settle = self.take_settle();
+        if self.command.trim().is_empty() {
+            return Err(invalid(
+                "command is empty; give the program to run, e.g. \"bash\"".into(),
+            ));
+        }
+        check_no_nul("command", &self.command)?;
+        check_range("cols", self.cols, 1, limits::MAX_WINDOW)?;
+        check_range("rows", self.rows, 1, limits::MAX_WINDOW)?;
+        settle.check()?;
+        let mut request = OpenRequest::new(self.command).echo(self.echo);
+        if let Some(cwd) = self.cwd {
+            check_no_nul("cwd", &cwd)?;
+            request = request.cwd(cwd);
+        }
+        for (name, value) in self.env.unwrap_or_default() {
+            check_env_name(&name).map_err(|e| invalid(format!("env: {e}")))?;
+            check_no_nul(&format!("env {name}"), &value)?;
+            request = request.env(name, value);
+        }
+        if let Some(cols) = self.cols {
+            request = request.cols(cols);
+        }
+        if let Some(rows) = self.rows {
+            request = request.rows(rows);
+        }
+        Ok(apply_settle!(request, settle))
+    }
+}
+
+impl SendArgs {
+    /// The facade's request, after the checks a schema cannot express.
+    pub fn into_request(mut self) -> Result<(String, SendRequest), Error> {
+        let settle = self.take_settle();
+        if self.data.len() > limits::MAX_DATA_BYTES {
+            return Err(invalid(format!(
+                "data is {} bytes, over the limit of {} bytes (1 MiB); send it in parts",
+                self.data.len(),
+                limits::MAX_DATA_BYTES
+            )));
+        }
+        settle.check()?;
+        let request = SendRequest::new(self.data).submit(self.submit);
+        Ok((self.id, apply_settle!(request, settle)))
+    }
+}
+
+impl TailArgs {
+    /// The session and the line budget, after the range check.
+    pub fn check(self) -> Result<(String, Option<u64>), Error> {
+        check_range("lines", self.lines, 1, limits::MAX_LINES)?;
+        Ok((self.id, self.lines))
+    }
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+/// How the process ended, present only once it has.
+#[derive(Debug, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExitFields {
+    /// The exit code, when the process exited normally.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// The signal that killed the process, e.g. "SIGKILL".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
+}
+
+impl From<Status> for ExitFields {
+    fn from(status: Status) -> ExitFields {
+        match status.exit() {
+            None => ExitFields::default(),
+            Some(exit) => ExitFields {
+                exit_code: exit.code(),
+                signal: exit.signal_name(),
+            },
+        }
+    }
+}
+
+/// The result of `pty_open`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenResult {
+    /// The new session's id, for pty_send, pty_tail and pty_close.
+    pub session_id: String,
+    /// The pid of the started process.
+    pub pid: u32,
+    /// "running" or "exited".
+    #[schemars(extend("enum" = ["running", "exited"]))]
+    pub status: &'static str,
+    #[serde(flatten)]
+    pub exit: ExitFields,
+    /// The completed lines printed so far, each ending in "\n".
+    pub initial_output: String,
+    /// The unfinished last line, such as a prompt (">>> ", "Password: "); "" if none.
+    pub pending: String,
+    /// Whether unread lines were left out (more than the budget, or out of the scrollback).
+    pub truncated: bool,
+    /// How many unread lines were left out.
+    pub skipped: u64,
+    /// What ended the wait.
+    #[schemars(extend("enum" = ["exit", "input", "match", "quiet", "timeout", "none"]))]
+    pub settled_by: &'static str,
+    /// Present and true while a full-screen program has the alternate screen on (its
+    /// drawing is not lines).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub alt_screen: bool,
+}
+
+impl OpenResult {
+    pub fn new(opened: Opened) -> OpenResult {
+        OpenResult {
+            session_id: opened.session_id.to_string(),
+            pid: opened.pid,
+            status: opened.status.as_str(),
+            exit: opened.status.into(),
+            initial_output: opened.initial_output.text,
+            pending: opened.pending,
+            truncated: opened.initial_output.truncated,
+            skipped: opened.initial_output.skipped,
+            settled_by: opened.settled_by.as_str(),
+            alt_screen: opened.alt_screen,
+        }
+    }
+}
+
+/// The result of `pty_send`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SendResult {
+    /// The completed lines that arrived since the last reply, each ending in "\n" (with
+    /// echo on, the typed line comes first).
+    pub delta: String,
+    /// "running" or "exited".
+    #[schemars(extend("enum" = ["running", "exited"]))]
+    pub status: &'static str,
+    #[serde(flatten)]
+    pub exit: ExitFields,
+    /// The unfinished last line, such as a prompt; "" if none.
+    pub pending: String,
+    /// Whether unread lines were left out (more than the budget, or out of the scrollback).
+    pub truncated: bool,
+    /// How many unread lines were left out.
+    pub skipped: u64,
+    /// What ended the wait.
+    #[schemars(extend("enum" = ["exit", "input", "match", "quiet", "timeout", "none"]))]
+    pub settled_by: &'static str,
+    /// Present and true while a full-screen program has the alternate screen on.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub alt_screen: bool,
+}
+
+impl SendResult {
+    pub fn new(sent: Sent) -> SendResult {
+        SendResult {
+            delta: sent.delta.text,
+            status: sent.status.as_str(),
+            exit: sent.status.into(),
+            pending: sent.pending,
+            truncated: sent.delta.truncated,
+            skipped: sent.delta.skipped,
+            settled_by: sent.settled_by.as_str(),
+            alt_screen: sent.alt_screen,
+        }
+    }
+}
+
+/// The result of `pty_tail`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TailResult {
+    /// The unread completed lines, each ending in "\n".
+    pub text: String,
+    /// How many lines `text` holds.
+    pub lines: usize,
+    /// Whether unread lines were left out (more than the budget, or out of the scrollback).
+    pub truncated: bool,
+    /// How many unread lines were left out.
+    pub skipped: u64,
+    /// The unfinished last line, such as a prompt; "" if none.
+    pub pending: String,
+    /// "running" or "exited".
+    #[schemars(extend("enum" = ["running", "exited"]))]
+    pub status: &'static str,
+    #[serde(flatten)]
+    pub exit: ExitFields,
+    /// Lines completed since the session started.
+    pub total_lines: u64,
+    /// The number of the oldest line still kept (lines are numbered from 0).
+    pub line_begin: u64,
+    /// One past the newest line kept (equal to totalLines).
+    pub line_end: u64,
+    /// Present and true while a full-screen program has the alternate screen on.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub alt_screen: bool,
+}
+
+impl TailResult {
+    pub fn new(tail: Tail) -> TailResult {
+        let Output {
+            text,
+            lines,
+            truncated,
+            skipped,
+        } = tail.output;
+        TailResult {
+            text,
+            lines,
+            truncated,
+            skipped,
+            pending: tail.pending,
+            status: tail.status.as_str(),
+            exit: tail.status.into(),
+            total_lines: tail.total_lines,
+            line_begin: tail.line_begin,
+            line_end: tail.total_lines,
+            alt_screen: tail.alt_screen,
+        }
+    }
+}
+
+/// The result of `pty_close`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CloseResult {
+    /// True if this call closed the session; false if it was already closed or never
+    /// existed.
+    pub closed: bool,
+}
+
+/// The `structuredContent` of a failed call.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ErrorResult {
+    pub error: ErrorBody,
+}
+
+/// What went wrong.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ErrorBody {
+    /// One of FOREIGN_SESSION, UNKNOWN_SESSION, INVALID_ARGUMENT, SPAWN_FAILED,
+    /// SESSION_LIMIT, NOT_RUNNING, WRITE_TIMEOUT, CANCELLED.
+    pub code: &'static str,
+    /// What was wrong and what to do.
+    pub message: String,
+}

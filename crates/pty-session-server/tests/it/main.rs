@@ -1,0 +1,13 @@
+//! Integration tests: the real `pty-session` binary, driven by the rmcp client over stdio
+//! and over streamable HTTP (current protocol and a legacy one with MCP sessions).
+
+mod auth;
+mod cancel;
+mod cli;
+mod errors;
+mod lifecycle;
+mod owners;
+mod replies;
+mod robustness;
+mod schema;
+mod support;

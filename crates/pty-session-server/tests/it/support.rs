@@ -1,0 +1,380 @@
+//! Running the real `pty-session` binary and talking to it with the rmcp client: over
+//! stdio, and over HTTP with the current protocol or a legacy one with MCP sessions.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio as ProcessStdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+    ProtocolVersion,
+};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_pty-session");
+
+/// Generous: the machine is shared with other builds.
+pub const DEADLINE: Duration = Duration::from_secs(30);
+
+/// A test client that names the protocol version it asks for in `initialize`.
+#[derive(Clone)]
+pub struct TestClient {
+    protocol: ProtocolVersion,
+}
+
+impl ClientHandler for TestClient {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("pty-session-it", "0"),
+        )
+        .with_protocol_version(self.protocol.clone())
+    }
+}
+
+pub type Client = RunningService<RoleClient, TestClient>;
+
+/// A fresh scratch directory for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pty-session-it-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `pty-session mcp` with an rmcp client on its stdin/stdout.
+pub struct StdioServer {
+    pub client: Client,
+    pub child: Child,
+}
+
+pub async fn stdio_server(args: &[&str]) -> StdioServer {
+    let mut child = Command::new(BIN)
+        .arg("mcp")
+        .args(args)
+        .stdin(ProcessStdio::piped())
+        .stdout(ProcessStdio::piped())
+        .stderr(ProcessStdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn pty-session mcp");
+    let stdout = child.stdout.take().unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let client = TestClient {
+        protocol: ProtocolVersion::V_2025_11_25,
+    }
+    .serve((stdout, stdin))
+    .await
+    .expect("MCP handshake over stdio");
+    StdioServer { client, child }
+}
+
+/// `pty-session serve` on a free loopback port.
+pub struct HttpServer {
+    pub child: Child,
+    pub addr: SocketAddr,
+    pub url: String,
+    /// Everything it logged, for assertions and for failure messages.
+    pub log: Arc<Mutex<String>>,
+}
+
+impl HttpServer {
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+/// Starts `pty-session serve --listen 127.0.0.1:0 <args>` with `env` and waits until it
+/// listens. Panics with its output if it does not.
+pub async fn http_server(args: &[&str], env: &[(&str, &str)]) -> HttpServer {
+    let mut command = Command::new(BIN);
+    command
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .env_remove("PTY_SESSION_TOKEN")
+        .envs(env.iter().copied())
+        .stdin(ProcessStdio::null())
+        .stdout(ProcessStdio::null())
+        .stderr(ProcessStdio::piped())
+        .kill_on_drop(true);
+    let mut child = command.spawn().expect("spawn pty-session serve");
+    let stderr = child.stderr.take().unwrap();
+    let log = Arc::new(Mutex::new(String::new()));
+    let (addr_tx, addr_rx) = tokio::sync::oneshot::channel();
+    {
+        let log = log.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            let mut addr_tx = Some(addr_tx);
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Some(rest) = line.split("listening on http://").nth(1)
+                    && let Some(addr) = rest.strip_suffix("/mcp")
+                    && let Some(tx) = addr_tx.take()
+                {
+                    let _ = tx.send(addr.parse::<SocketAddr>().unwrap());
+                }
+                eprintln!("[server] {line}");
+                let mut log = log.lock().unwrap();
+                log.push_str(&line);
+                log.push('\n');
+            }
+        });
+    }
+    let addr = match tokio::time::timeout(DEADLINE, addr_rx).await {
+        Ok(Ok(addr)) => addr,
+        _ => panic!(
+            "the server did not listen; it logged:\n{}",
+            log.lock().unwrap()
+        ),
+    };
+    HttpServer {
+        child,
+        addr,
+        url: format!("http://{addr}/mcp"),
+        log,
+    }
+}
+
+fn http_config(url: &str, token: &str) -> StreamableHttpClientTransportConfig {
+    StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(token)
+}
+
+/// A client of the current protocol (2026-07-28): no MCP session, no `initialize`.
+pub async fn current_client(url: &str, token: &str) -> Client {
+    let client = TestClient {
+        protocol: ProtocolVersion::V_2026_07_28,
+    }
+    .serve_with_lifecycle(
+        StreamableHttpClientTransport::from_config(http_config(url, token)),
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+    )
+    .await
+    .expect("discover over HTTP");
+    let version = client.peer_info().map(|info| info.protocol_version.clone());
+    assert_eq!(version, Some(ProtocolVersion::V_2026_07_28));
+    client
+}
+
+/// A client of a legacy protocol (2025-11-25), which gets an `Mcp-Session-Id`.
+pub async fn legacy_client(url: &str, token: &str) -> Client {
+    let client = TestClient {
+        protocol: ProtocolVersion::V_2025_11_25,
+    }
+    .serve_with_lifecycle(
+        StreamableHttpClientTransport::from_config(http_config(url, token)),
+        ClientLifecycleMode::Initialize,
+    )
+    .await
+    .expect("initialize over HTTP");
+    let version = client.peer_info().map(|info| info.protocol_version.clone());
+    assert_eq!(version, Some(ProtocolVersion::V_2025_11_25));
+    client
+}
+
+/// Calls `tool` with `arguments` (a JSON object); panics on a protocol error or if no
+/// answer comes within the deadline.
+pub async fn call(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
+    try_call(client, tool, arguments)
+        .await
+        .unwrap_or_else(|err| panic!("{tool}: protocol error {err}"))
+}
+
+pub async fn try_call(
+    client: &Client,
+    tool: &str,
+    arguments: Value,
+) -> Result<CallToolResult, rmcp::ServiceError> {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments must be an object")
+    };
+    let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+    match tokio::time::timeout(DEADLINE, client.call_tool(params)).await {
+        Ok(result) => result,
+        Err(_) => panic!("{tool}: no answer within {DEADLINE:?}"),
+    }
+}
+
+/// The `structuredContent` of a result.
+pub fn structured(result: &CallToolResult) -> &Value {
+    result
+        .structured_content
+        .as_ref()
+        .expect("a result with structuredContent")
+}
+
+/// The one text block of a result.
+pub fn text(result: &CallToolResult) -> &str {
+    assert_eq!(result.content.len(), 1, "one content block: {result:?}");
+    &result.content[0].as_text().expect("a text block").text
+}
+
+/// Asserts that `result` is the tool error `code`, in all three places SPEC.md puts it.
+#[track_caller]
+pub fn assert_error(result: &CallToolResult, code: &str) {
+    assert_eq!(result.is_error, Some(true), "an error result: {result:?}");
+    let error = &structured(result)["error"];
+    assert_eq!(error["code"], code, "{result:?}");
+    assert!(
+        error["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "{result:?}"
+    );
+    let text = text(result);
+    assert!(
+        text.starts_with(&format!("{code}: ")),
+        "text starts with the code: {text:?}"
+    );
+}
+
+/// Asserts success and returns the structured result.
+#[track_caller]
+pub fn ok(result: &CallToolResult) -> &Value {
+    assert_eq!(
+        result.is_error,
+        Some(false),
+        "a successful result: {result:?}"
+    );
+    structured(result)
+}
+
+/// Opens `command` and returns its session id and pid.
+pub async fn open(client: &Client, arguments: Value) -> (String, u32) {
+    let result = call(client, "pty_open", arguments).await;
+    let value = ok(&result);
+    let id = value["sessionId"].as_str().unwrap().to_owned();
+    let pid = u32::try_from(value["pid"].as_u64().unwrap()).unwrap();
+    (id, pid)
+}
+
+/// Whether `pid` is a live process (a zombie counts as gone: it runs nothing).
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => false,
+        Ok(stat) => {
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next());
+            state != Some("Z")
+        }
+    }
+}
+
+/// Polls `condition` until it holds, panicking with `what` after the deadline.
+pub async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !condition() {
+        assert!(start.elapsed() < DEADLINE, "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A tokens file with `name token` lines.
+pub fn tokens_file(dir: &Path, tokens: &[(&str, &str)]) -> PathBuf {
+    let path = dir.join("tokens");
+    let text: String = tokens
+        .iter()
+        .map(|(name, token)| format!("{name} {token}\n"))
+        .collect();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The answer to a hand-written HTTP/1.1 request.
+#[derive(Debug)]
+pub struct RawResponse {
+    pub status: u16,
+    pub head: String,
+    pub body: String,
+}
+
+impl RawResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            key.eq_ignore_ascii_case(name).then(|| value.trim())
+        })
+    }
+}
+
+/// An `initialize` request body of protocol 2025-11-25.
+pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+
+/// POSTs `body` to `/mcp` with `headers`, by hand, so that any header can be sent.
+pub async fn raw_post(addr: SocketAddr, headers: &[(&str, &str)], body: &str) -> RawResponse {
+    raw_request(addr, "POST", headers, body).await
+}
+
+/// The JSON-RPC message with a `result` in an SSE or JSON response body.
+pub fn rpc_result(response: &RawResponse) -> Value {
+    response
+        .body
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .chain(std::iter::once(response.body.as_str()))
+        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        .find(|message| message.get("result").is_some())
+        .unwrap_or_else(|| panic!("no JSON-RPC result in {response:?}"))["result"]
+        .clone()
+}
+
+/// Sends `method /mcp` with `headers` and `body`, by hand, so that any header can be sent.
+pub async fn raw_request(
+    addr: SocketAddr,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> RawResponse {
+    let mut request = format!(
+        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut bytes = Vec::new();
+    // An SSE answer ends when its one response is sent; bound the read all the same.
+    let _ = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut bytes)).await;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    RawResponse {
+        status,
+        head: head.to_owned(),
+        body: body.to_owned(),
+    }
+}
+
+/// Sends `signal` (e.g. "TERM") to `child`.
+pub fn signal(child: &Child, signal: &str) {
+    let pid = child.id().expect("the child runs");
+    let status = std::process::Command::new("kill")
+        .args([format!("-{signal}"), pid.to_string()])
+        .status();
+    assert!(status.unwrap().success(), "kill -{signal} {pid}");
+}
+
+/// Waits for `child` to exit and returns whether it exited successfully.
+pub async fn exit_success(child: &mut Child) -> bool {
+    match tokio::time::timeout(DEADLINE, child.wait()).await {
+        Ok(status) => status.unwrap().success(),
+        Err(_) => panic!("the server did not exit within {DEADLINE:?}"),
+    }
+}
