@@ -29,17 +29,39 @@ pub trait Backend: Send + Sync + 'static {
 }
 
 /// `/bin/sh -c <command>`: the command is shell text.
+///
+/// A simple command (words of plain characters, no shell syntax, not a shell builtin) is
+/// run as `exec <command>`, as bash does by itself: the program then *is* the session's
+/// process, its pid and exit status are the ones reported, and no shell sits in the
+/// foreground group to take Ctrl-C personally (dash, Debian's `/bin/sh`, would otherwise
+/// die of a SIGINT the program handled).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ShellBackend;
 
 impl Backend for ShellBackend {
     fn argv(&self, command: &str) -> Result<Vec<String>, Error> {
-        Ok(vec![
-            "/bin/sh".to_owned(),
-            "-c".to_owned(),
-            command.to_owned(),
-        ])
+        let text = if is_simple_command(command) {
+            format!("exec {}", command.trim())
+        } else {
+            command.to_owned()
+        };
+        Ok(vec!["/bin/sh".to_owned(), "-c".to_owned(), text])
     }
+}
+
+/// Whether `command` is words of plain characters whose first word names a program.
+fn is_simple_command(command: &str) -> bool {
+    const BUILTINS: &[&str] = &[
+        ".", ":", "alias", "bg", "break", "cd", "command", "continue", "eval", "exec", "exit",
+        "export", "fg", "getopts", "hash", "jobs", "local", "read", "readonly", "return", "set",
+        "shift", "source", "times", "trap", "type", "ulimit", "umask", "unalias", "unset", "wait",
+    ];
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./:@%+,=-".contains(c) || c == ' ';
+    let mut words = command.split_whitespace();
+    let Some(first) = words.next() else {
+        return false;
+    };
+    command.chars().all(plain) && !first.contains('=') && !BUILTINS.contains(&first)
 }
 
 /// The command split into words by POSIX shell rules and run without a shell.
@@ -121,6 +143,28 @@ mod tests {
         assert_eq!(
             ShellBackend.argv("a | b").unwrap(),
             ["/bin/sh", "-c", "a | b"]
+        );
+        for text in [
+            "echo 'x'",
+            "A=1 prog",
+            "cd /tmp",
+            "read x",
+            "a; b",
+            "echo $HOME",
+        ] {
+            assert_eq!(ShellBackend.argv(text).unwrap()[2], text, "{text}");
+        }
+    }
+
+    #[test]
+    fn shell_execs_a_simple_command() {
+        assert_eq!(
+            ShellBackend.argv(" python3 -q ").unwrap(),
+            ["/bin/sh", "-c", "exec python3 -q"]
+        );
+        assert_eq!(
+            ShellBackend.argv("gdb -q --nx -i=mi2").unwrap()[2],
+            "exec gdb -q --nx -i=mi2"
         );
     }
 }

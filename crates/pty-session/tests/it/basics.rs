@@ -320,3 +320,24 @@ async fn the_alternate_screen_stays_out_of_the_scrollback() {
     );
     pty.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_simple_command_is_the_session_process() {
+    let (pty, owner) = service();
+    let opened = open(&pty, &owner, OpenRequest::new(format!("{} -q", python3()))).await;
+    let comm = std::fs::read_to_string(format!("/proc/{}/comm", opened.pid)).unwrap();
+    assert!(comm.starts_with("python"), "pid {} is {comm:?}", opened.pid);
+    let id = &opened.session_id;
+    // Ctrl-C is python's KeyboardInterrupt; the session lives on and exits cleanly.
+    let sent = pty
+        .send(&owner, id, SendRequest::new("\u{3}").submit(false))
+        .await
+        .unwrap();
+    assert!(sent.delta.text.contains("KeyboardInterrupt"), "{sent:?}");
+    let sent = pty
+        .send(&owner, id, SendRequest::new("exit(5)"))
+        .await
+        .unwrap();
+    assert_eq!(sent.status, Status::Exited(ExitStatus::Code(5)), "{sent:?}");
+    pty.shutdown().await;
+}
