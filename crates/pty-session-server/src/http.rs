@@ -220,6 +220,11 @@ async fn check(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
         tracing::info!(%owner, "MCP session deleted; closing its sessions");
         gate.owners.forget(&owner);
         gate.service.dispose(&owner).await;
+        // rmcp answers 202 Accepted; the work is done by now (the processes are reaped),
+        // and clients such as the Python SDK expect 200 or 204 for a terminated session.
+        if response.status() == StatusCode::ACCEPTED {
+            return StatusCode::NO_CONTENT.into_response();
+        }
     }
     response
 }

@@ -183,9 +183,9 @@ async fn delete_answers_once_the_processes_are_reaped_and_only_for_its_token() {
     assert!(alive(pid));
 
     let deleted = send(&alice, "DELETE", "").await;
-    assert!(
-        deleted.status == 200 || deleted.status == 202,
-        "{deleted:?}"
+    assert_eq!(
+        deleted.status, 204,
+        "the session is gone when DELETE answers: {deleted:?}"
     );
     assert!(
         !alive(pid),
