@@ -71,3 +71,68 @@ async fn sigterm_kills_every_child_of_an_http_server() {
     );
     assert!(!alive(pid) && !alive(bg));
 }
+
+/// The server cannot clean up after SIGKILL; the shims see their control socket close and
+/// kill their trees themselves (SPEC.md: within 2 seconds).
+#[tokio::test]
+async fn sigkill_of_the_server_leaves_no_orphan_within_2_seconds() {
+    let mut server = stdio_server(&[]).await;
+    let dir = std::env::temp_dir().join(format!("pty-sigkill-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("pids");
+    // Escapes of every kind, each recording its final pid; the leader ignores HUP and TERM.
+    let command = r#"trap '' HUP TERM; echo $$ >> "$F"
+        setsid sh -c 'echo $$ >> "$F"; exec sleep 1002' &
+        nohup sh -c 'echo $$ >> "$F"; exec sleep 1003' >/dev/null 2>&1 &
+        ( sh -c 'echo $$ >> "$F"; exec sleep 1004' & )
+        setsid sh -c '( sh -c "echo \$\$ >> \"\$F\"; exec sleep 1005" & )' &
+        env -i F="$F" setsid sh -c 'echo $$ >> "$F"; exec sleep 1006' &
+        sh -c 'trap "" HUP TERM; echo $$ >> "$F"; sleep 1007; :' &
+        sleep 1000"#;
+    let mut pids = Vec::new();
+    for _ in 0..2 {
+        let _ = std::fs::remove_file(&file);
+        let result = call(
+            &server.client,
+            "pty_open",
+            json!({"command": command, "env": {"F": file.to_str().unwrap()}, "settle": "none"}),
+        )
+        .await;
+        ok(&result);
+        let start = std::time::Instant::now();
+        loop {
+            let found: Vec<u32> = std::fs::read_to_string(&file)
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| l.trim().parse().ok())
+                .collect();
+            if found.len() == 7 {
+                pids.extend(found);
+                break;
+            }
+            assert!(
+                start.elapsed().as_secs() < 10,
+                "escapes did not start: {found:?}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+    assert!(pids.iter().all(|&pid| alive(pid)));
+    signal(&server.child, "KILL");
+    let _ = server.child.wait().await;
+    let killed = std::time::Instant::now();
+    while pids.iter().any(|&pid| alive(pid)) && killed.elapsed().as_millis() < 2000 {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let survivors: Vec<u32> = pids.iter().copied().filter(|&pid| alive(pid)).collect();
+    let took = killed.elapsed();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        survivors.is_empty(),
+        "alive 2 s after SIGKILL: {survivors:?}"
+    );
+    eprintln!(
+        "all {} processes gone {took:?} after the server's SIGKILL",
+        pids.len()
+    );
+}
