@@ -227,12 +227,7 @@ async fn cwd_window_and_echo() {
 #[tokio::test]
 async fn ctrl_c_interrupts_sleep_in_bash() {
     let (pty, owner) = service();
-    let opened = open(
-        &pty,
-        &owner,
-        OpenRequest::new("bash --norc --noprofile -i").env("PS1", "$ "),
-    )
-    .await;
+    let opened = open(&pty, &owner, bash()).await;
     assert_eq!(opened.pending, "$ ");
     let id = &opened.session_id;
     let sent = pty

@@ -113,12 +113,7 @@ async fn a_program_that_never_reads_gets_write_timeout_and_others_keep_answering
 #[tokio::test]
 async fn cancelled_send_keeps_the_output_for_the_next_read() {
     let (pty, owner) = service();
-    let opened = open(
-        &pty,
-        &owner,
-        OpenRequest::new("bash --norc --noprofile -i").env("PS1", "$ "),
-    )
-    .await;
+    let opened = open(&pty, &owner, bash()).await;
     let cancel = CancellationToken::new();
     let canceller = cancel.clone();
     tokio::spawn(async move {

@@ -24,14 +24,7 @@ async fn escapes_then(
     let dir = TempDir::new("kill");
     let file = dir.0.join("pids");
     let command = format!("trap '' HUP TERM; echo $$ >> \"$F\"; {ESCAPES} {tail}");
-    let opened = open(
-        &pty,
-        &owner,
-        OpenRequest::new(command)
-            .env("F", file.to_str().unwrap())
-            .settle(pty_session::Settle::None),
-    )
-    .await;
+    let opened = open_recording(&pty, &owner, command, &file).await;
     eventually(
         "all escapes to record their pids",
         Duration::from_secs(10),
@@ -134,14 +127,7 @@ async fn a_fork_of_200_children_is_closed() {
     let file = dir.0.join("pids");
     let command =
         r#"for i in $(seq 200); do sh -c 'echo $$ >> "$F"; exec sleep 1000' & done; wait"#;
-    let opened = open(
-        &pty,
-        &owner,
-        OpenRequest::new(command)
-            .env("F", file.to_str().unwrap())
-            .settle(pty_session::Settle::None),
-    )
-    .await;
+    let opened = open_recording(&pty, &owner, command, &file).await;
     eventually("200 children", Duration::from_secs(30), || {
         read_pids(&file).len() == 200
     })

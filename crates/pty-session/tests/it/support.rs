@@ -17,6 +17,25 @@ pub async fn open(pty: &PtyService, owner: &Owner, request: OpenRequest) -> Open
     }
 }
 
+/// An interactive bash without rc files, with the prompt `$ `.
+pub fn bash() -> OpenRequest {
+    OpenRequest::new("bash --norc --noprofile -i").env("PS1", "$ ")
+}
+
+/// Opens `command` without settling, with `$F` naming `file` (where the command records
+/// the pids of what it starts).
+pub async fn open_recording(
+    pty: &PtyService,
+    owner: &Owner,
+    command: impl Into<String>,
+    file: &std::path::Path,
+) -> Opened {
+    let request = OpenRequest::new(command)
+        .env("F", file.to_str().expect("utf-8 temp path"))
+        .settle(pty_session::Settle::None);
+    open(pty, owner, request).await
+}
+
 /// Whether process `pid` exists and is not a zombie.
 pub fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
