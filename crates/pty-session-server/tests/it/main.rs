@@ -5,6 +5,7 @@ mod auth;
 mod cancel;
 mod cli;
 mod errors;
+mod faults;
 mod lifecycle;
 mod owners;
 mod replies;

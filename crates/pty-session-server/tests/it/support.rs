@@ -57,9 +57,15 @@ pub struct StdioServer {
 }
 
 pub async fn stdio_server(args: &[&str]) -> StdioServer {
-    let mut child = Command::new(BIN)
-        .arg("mcp")
-        .args(args)
+    let mut command = Command::new(BIN);
+    command.arg("mcp").args(args);
+    stdio_server_from(command).await
+}
+
+/// Like [`stdio_server`], for a command that ends up running `pty-session mcp` (e.g. under
+/// `unshare`).
+pub async fn stdio_server_from(mut command: Command) -> StdioServer {
+    let mut child = command
         .stdin(ProcessStdio::piped())
         .stdout(ProcessStdio::piped())
         .stderr(ProcessStdio::inherit())
