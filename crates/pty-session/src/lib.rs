@@ -65,3 +65,26 @@ pub use request::{
 };
 pub use service::PtyService;
 pub use tokio_util::sync::CancellationToken;
+
+/// Pure internals for the fuzz targets (`fuzz/`), behind the `fuzzing` feature. Not a
+/// public API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing {
+    /// Renders `bytes` fed in pieces cut at `cuts` (offsets, ascending): the completed
+    /// lines, the pending line and the replies to terminal queries.
+    pub fn render(bytes: &[u8], cuts: &[usize]) -> (Vec<String>, String, Vec<u8>) {
+        let mut renderer = crate::render::Renderer::new(40);
+        let mut out = crate::render::Rendered::default();
+        let mut at = 0;
+        for &cut in cuts.iter().chain([&bytes.len()]) {
+            let cut = cut.clamp(at, bytes.len());
+            renderer.feed(&bytes[at..cut], &mut out);
+            at = cut;
+        }
+        (out.lines, renderer.pending(), out.replies)
+    }
+
+    /// The longest line the renderer emits, in bytes.
+    pub const MAX_LINE_BYTES: usize = crate::render::MAX_LINE_BYTES;
+}
