@@ -205,12 +205,22 @@ impl Line {
         }
     }
 
+    /// Inserts blanks at the cursor; what is pushed past 64 KiB is lost, as text pushed past
+    /// a terminal's right margin is (found by fuzzing: without it a huge count grew the
+    /// pending line past the bound).
     fn insert_blanks(&mut self, n: usize) {
         if self.col < self.cells.len() {
             let n = n.min(MAX_LINE_BYTES);
             self.cells
                 .splice(self.col..self.col, std::iter::repeat_n(' ', n));
             self.recount();
+            while self.bytes > MAX_LINE_BYTES {
+                let dropped = self
+                    .cells
+                    .pop()
+                    .expect("a line over the bound is not empty");
+                self.bytes -= dropped.len_utf8();
+            }
         }
     }
 
@@ -493,6 +503,24 @@ mod tests {
         assert_eq!(out.lines.len(), 1);
         assert_eq!(out.lines[0].len(), 65_535);
         assert_eq!(renderer.pending().len(), 90_000 - 65_535);
+    }
+
+    #[test]
+    fn inserting_blanks_never_grows_a_line_past_the_bound() {
+        let mut renderer = Renderer::new(40);
+        let mut out = Rendered::default();
+        renderer.feed(b"abc\r\x1b[65535@", &mut out);
+        assert!(out.lines.is_empty());
+        assert_eq!(renderer.pending().len(), MAX_LINE_BYTES);
+        assert!(
+            renderer.pending().ends_with(' '),
+            "the pushed-out text is lost"
+        );
+        // The crash the fuzzer found, replayed (its first byte chose the cuts).
+        let crash = include_bytes!("../test_data/fuzz-insert-blanks.bin");
+        let mut renderer = Renderer::new(40);
+        renderer.feed(&crash[1..], &mut out);
+        assert!(renderer.pending().len() <= MAX_LINE_BYTES);
     }
 
     #[test]
