@@ -20,7 +20,9 @@ pub enum Error {
         /// What it printed.
         output: String,
     },
-    /// gdb ended while the driver waited for it: it crashed or was killed.
+    /// gdb ended while the driver waited for it: it crashed or was killed. The driver
+    /// has closed its session, so nothing gdb started outlives it; later calls fail the
+    /// same way.
     #[error(
         "gdb ended ({}) while waiting for {waiting_for}; start a new one",
         describe(.status)

@@ -297,8 +297,11 @@ impl Gdb {
     }
 
     /// Every record that arrived and no call returned yet, oldest first, without waiting.
+    /// After gdb ended, the records it printed last are still here.
     pub async fn events(&mut self) -> Result<Vec<Record>> {
-        self.read_unread().await?;
+        if !self.closed {
+            self.read_unread().await?;
+        }
         Ok(self.take_events())
     }
 
@@ -359,6 +362,9 @@ impl Gdb {
             if input.is_none() && found(self) {
                 return Ok(());
             }
+            if self.closed {
+                return Err(exited(self));
+            }
             let left = millis(deadline.saturating_duration_since(Instant::now()));
             if left == 0 {
                 return Err(timed_out());
@@ -385,7 +391,7 @@ impl Gdb {
                         return Ok(());
                     }
                     if sent.settled_by == SettleReason::Exit {
-                        self.read_unread().await?;
+                        self.ended().await?;
                         return if found(self) {
                             Ok(())
                         } else {
@@ -394,7 +400,7 @@ impl Gdb {
                     }
                 }
                 Err(pty_session::Error::NotRunning { .. }) => {
-                    self.read_unread().await?;
+                    self.ended().await?;
                     return if found(self) {
                         Ok(())
                     } else {
@@ -404,6 +410,14 @@ impl Gdb {
                 Err(err) => return Err(err.into()),
             }
         }
+    }
+
+    /// gdb has ended: reads its last lines, then closes the session, which kills what
+    /// it left behind (a target it did not kill) and reaps it.
+    async fn ended(&mut self) -> Result<()> {
+        self.read_unread().await?;
+        self.close_session().await;
+        Ok(())
     }
 
     /// Reads what arrived without waiting.
