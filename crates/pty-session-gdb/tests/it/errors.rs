@@ -76,7 +76,9 @@ async fn gdb_killed_from_outside_is_a_typed_error_and_leaves_no_process() {
     let gdb_pid = gdb.pid() as i32;
     assert!(alive(gdb_pid) && alive(inferior));
 
-    // Wait for a stop that will not come, and kill gdb meanwhile.
+    // Wait for a stop that will not come, and kill gdb meanwhile. The delay only makes
+    // the kill land during the wait, the case under test; killed before it, the wait
+    // would find gdb gone at once and fail the same way.
     let kill = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(200)).await;
         let status = std::process::Command::new("kill")
@@ -115,7 +117,8 @@ async fn gdb_killed_during_a_command_is_a_typed_error() {
     let mut gdb = start(&pty, "t", GdbOptions::new().mi_async(false).args(["spin"])).await;
     gdb.command("-exec-run").await.unwrap();
     let gdb_pid = gdb.pid() as i32;
-    // Without mi-async gdb reads nothing while the target runs: this command waits.
+    // Without mi-async gdb reads nothing while the target runs: this command waits,
+    // and the kill lands during it (as above, the delay decides only when).
     let kill = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(200)).await;
         std::process::Command::new("kill")

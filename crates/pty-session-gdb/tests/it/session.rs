@@ -200,3 +200,22 @@ async fn dropping_gdb_closes_its_session() {
     )
     .await;
 }
+
+/// The driver's futures can run on a multi-threaded runtime's tasks.
+#[allow(dead_code)]
+fn futures_are_send(gdb: &mut pty_session_gdb::Gdb, pty: &pty_session::PtyService) {
+    fn send<T: Send>(_: T) {}
+    send(pty_session_gdb::Gdb::start(
+        pty,
+        Owner::new("x"),
+        pty_session_gdb::GdbOptions::new(),
+    ));
+    send(gdb.command("-gdb-version"));
+    send(gdb.wait_stopped());
+    send(gdb.interrupt());
+    send(gdb.events());
+    fn exit(gdb: pty_session_gdb::Gdb) {
+        send(gdb.exit());
+    }
+    let _ = exit;
+}
