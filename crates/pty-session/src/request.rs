@@ -192,6 +192,7 @@ pub struct OpenRequest {
     pub(crate) cols: Option<u64>,
     pub(crate) rows: Option<u64>,
     pub(crate) echo: bool,
+    pub(crate) lines: Option<u64>,
     pub(crate) settle: SettleOptions,
 }
 
@@ -205,6 +206,7 @@ impl OpenRequest {
             cols: None,
             rows: None,
             echo: true,
+            lines: None,
             settle: SettleOptions::default(),
         }
     }
@@ -246,6 +248,16 @@ impl OpenRequest {
         self
     }
 
+    /// The reply's budget of lines, 1..=100,000 (default [`Config::tail_lines`]), as
+    /// [`tail`](crate::PtyService::tail)'s `lines`: a consumer that must see every line
+    /// (a protocol driver) asks for more than its output can hold.
+    ///
+    /// [`Config::tail_lines`]: crate::Config::tail_lines
+    pub fn lines(mut self, lines: u64) -> OpenRequest {
+        self.lines = Some(lines);
+        self
+    }
+
     settle_builders!();
 }
 
@@ -261,6 +273,7 @@ impl OpenRequest {
 pub struct SendRequest {
     pub(crate) data: String,
     pub(crate) submit: bool,
+    pub(crate) lines: Option<u64>,
     pub(crate) settle: SettleOptions,
     pub(crate) cancel: Option<CancellationToken>,
 }
@@ -272,6 +285,7 @@ impl SendRequest {
         SendRequest {
             data: data.into(),
             submit: true,
+            lines: None,
             settle: SettleOptions::default(),
             cancel: None,
         }
@@ -280,6 +294,15 @@ impl SendRequest {
     /// Whether to press Enter after the data (default true).
     pub fn submit(mut self, submit: bool) -> SendRequest {
         self.submit = submit;
+        self
+    }
+
+    /// The reply's budget of lines, 1..=100,000 (default [`Config::tail_lines`]), as
+    /// [`tail`](crate::PtyService::tail)'s `lines`.
+    ///
+    /// [`Config::tail_lines`]: crate::Config::tail_lines
+    pub fn lines(mut self, lines: u64) -> SendRequest {
+        self.lines = Some(lines);
         self
     }
 
@@ -379,6 +402,17 @@ pub mod limits {
     pub const DEFAULT_ROWS: u16 = 40;
     /// The largest `lines` budget of a tail.
     pub const MAX_LINES: u64 = 100_000;
+}
+
+/// Checks a reply's budget of lines (`lines` of tail, open and send).
+pub(crate) fn lines(lines: Option<u64>) -> Result<Option<u64>, crate::Error> {
+    match lines {
+        Some(n) if n == 0 || n > limits::MAX_LINES => Err(crate::Error::invalid(format!(
+            "lines {n} is out of range; give 1..={}",
+            limits::MAX_LINES
+        ))),
+        _ => Ok(lines),
+    }
 }
 
 pub(crate) fn timeout(ms: Option<u64>) -> Result<Duration, crate::Error> {

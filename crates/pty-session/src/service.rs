@@ -223,6 +223,7 @@ impl PtyService {
         let start = Instant::now();
         let config = &self.shared.config;
         let plan = Plan::new(&request.settle, start)?;
+        let lines = crate::request::lines(request.lines)?;
         let options = self.spawn_options(&request)?;
         let reservation = self.shared.reserve(owner)?;
         let spawned = tokio::select! {
@@ -253,7 +254,7 @@ impl PtyService {
 
         match settle::settle(&session, &plan, Baseline::now(&session), Some(cancel)).await {
             Ok(settled_by) => {
-                let (output, pending, status, alt_screen) = self.reply(&session, None);
+                let (output, pending, status, alt_screen) = self.reply(&session, lines);
                 Ok(Opened {
                     session_id: id,
                     pid: session.pid,
@@ -280,6 +281,7 @@ impl PtyService {
         let start = Instant::now();
         let session = self.shared.lookup(owner, id)?;
         let plan = Plan::new(&request.settle, start)?;
+        let lines = crate::request::lines(request.lines)?;
         if request.data.len() > limits::MAX_DATA_BYTES {
             return Err(Error::invalid(format!(
                 "data is {} bytes; send at most {} bytes per call",
@@ -332,7 +334,7 @@ impl PtyService {
         }
         session.write_done();
         let settled_by = settle::settle(&session, &plan, base, Some(cancel)).await?;
-        let (delta, pending, status, alt_screen) = self.reply(&session, None);
+        let (delta, pending, status, alt_screen) = self.reply(&session, lines);
         Ok(Sent {
             delta,
             status,
@@ -345,12 +347,7 @@ impl PtyService {
     /// Reads the unread lines, at most `lines` (default `tail_lines`, 1..=100,000).
     pub async fn tail(&self, owner: &Owner, id: &SessionId, lines: Option<u64>) -> Result<Tail> {
         let session = self.shared.lookup(owner, id)?;
-        if let Some(lines) = lines.filter(|&n| n == 0 || n > limits::MAX_LINES) {
-            return Err(Error::invalid(format!(
-                "lines {lines} is out of range; give 1..={}",
-                limits::MAX_LINES
-            )));
-        }
+        let lines = crate::request::lines(lines)?;
         let (output, pending, status, alt_screen) = self.reply(&session, lines);
         let state = session.state();
         Ok(Tail {

@@ -110,6 +110,47 @@ async fn over_budget_gives_the_newest_lines_with_skipped() {
 }
 
 #[tokio::test]
+async fn open_and_send_take_a_budget_of_lines() {
+    let (pty, owner) = service();
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new("seq 1 1000; exec cat").lines(1000),
+    )
+    .await;
+    let out = &opened.initial_output;
+    assert_eq!((out.lines, out.truncated, out.skipped), (1000, false, 0));
+    assert!(out.text.starts_with("1\n"), "{}", out.text);
+    let id = &opened.session_id;
+    let sent = pty
+        .send(&owner, id, SendRequest::new("a").lines(1))
+        .await
+        .unwrap();
+    assert_eq!(
+        (sent.delta.text.as_str(), sent.delta.skipped),
+        ("a\n", 1),
+        "the echo and cat's copy: the budget keeps the newest"
+    );
+    for bad in [0, 100_001] {
+        let err = pty
+            .send(&owner, id, SendRequest::new("b").lines(bad))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), "INVALID_ARGUMENT", "{err}");
+        let err = pty
+            .open(
+                &owner,
+                OpenRequest::new("true").lines(bad),
+                &pty_session::CancellationToken::new(),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), "INVALID_ARGUMENT", "{err}");
+    }
+    pty.shutdown().await;
+}
+
+#[tokio::test]
 async fn lines_that_fell_out_of_the_scrollback_are_skipped() {
     let mut config = Config::default();
     config.scrollback_lines = 100;

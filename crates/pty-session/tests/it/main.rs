@@ -4,6 +4,7 @@ mod support;
 
 mod basics;
 mod errors;
+mod floods;
 mod kill;
 mod owners;
 mod settle;
