@@ -116,6 +116,7 @@ pub struct SettleArgs {
     pub until: Option<String>,
     pub quiet_ms: Option<u64>,
     pub timeout_ms: Option<u64>,
+    pub lines: Option<u64>,
 }
 
 /// Declares an argument struct with the settle fields appended. (Serde cannot combine
@@ -145,6 +146,10 @@ macro_rules! with_settle_fields {
             /// pty_send it also bounds the write.
             #[schemars(range(max = 600_000))]
             pub timeout_ms: Option<u64>,
+            /// The most lines the reply returns (default 200, the server's tailLines);
+            /// when more arrived, the newest come back and `skipped` counts the rest.
+            #[schemars(range(min = 1, max = 100_000))]
+            pub lines: Option<u64>,
         }
 
         impl $name {
@@ -154,6 +159,7 @@ macro_rules! with_settle_fields {
                     until: self.until.take(),
                     quiet_ms: self.quiet_ms,
                     timeout_ms: self.timeout_ms,
+                    lines: self.lines,
                 }
             }
         }
@@ -262,6 +268,7 @@ impl SettleArgs {
     fn check(&self) -> Result<(), Error> {
         check_range("quietMs", self.quiet_ms, 1, limits::MAX_TIMEOUT_MS)?;
         check_range("timeoutMs", self.timeout_ms, 0, limits::MAX_TIMEOUT_MS)?;
+        check_range("lines", self.lines, 1, limits::MAX_LINES)?;
         if let Some(until) = &self.until
             && until.is_empty()
         {
@@ -285,6 +292,9 @@ macro_rules! apply_settle {
         }
         if let Some(ms) = args.timeout_ms {
             request = request.timeout_ms(ms);
+        }
+        if let Some(lines) = args.lines {
+            request = request.lines(lines);
         }
         request
     }};

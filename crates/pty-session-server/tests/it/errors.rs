@@ -106,6 +106,16 @@ async fn bad_arguments_are_invalid_argument() {
         ("pty_tail", json!({}), "missing field `id`"),
         ("pty_tail", json!({"id": "abcd2345", "lines": 0}), "lines 0"),
         (
+            "pty_open",
+            json!({"command": "true", "lines": 0}),
+            "lines 0",
+        ),
+        (
+            "pty_send",
+            json!({"id": "abcd2345", "data": "x", "lines": 0}),
+            "lines 0",
+        ),
+        (
             "pty_tail",
             json!({"id": "abcd2345", "lines": 100_001}),
             "lines 100001",

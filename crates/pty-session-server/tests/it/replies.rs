@@ -127,6 +127,34 @@ async fn truncation_is_reported_with_the_skipped_count() {
     assert_eq!(value["skipped"], 7);
     assert!(status_line(text(&result)).contains("truncated: 7 unread lines skipped"));
 
+    // A call's own budget, over or under tailLines.
+    let result = call(
+        client,
+        "pty_open",
+        json!({"command": "seq 1 12", "lines": 12}),
+    )
+    .await;
+    assert_eq!(ok(&result)["skipped"], 0);
+    assert_eq!(
+        ok(&result)["initialOutput"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .count(),
+        12
+    );
+    let (id, _) = open(client, json!({"command": "cat"})).await;
+    let result = call(
+        client,
+        "pty_send",
+        json!({"id": id, "data": "a\nb\nc", "lines": 2}),
+    )
+    .await;
+    // The terminal echoes the three lines before cat copies them: the newest two are
+    // cat's last two.
+    assert_eq!(ok(&result)["delta"], "b\nc\n");
+    assert_eq!(ok(&result)["skipped"], 4);
+
     // Out of the scrollback (50 lines) before they were read.
     let result = call(
         client,

@@ -31,10 +31,21 @@ async fn a_gigabyte_of_output_keeps_memory_bounded_and_delivers_the_final_line()
     )
     .await;
     let took = start.elapsed();
-    assert_eq!(opened.settled_by, SettleReason::Exit, "{:?}", opened.settled_by);
-    assert_eq!(opened.status, Status::Exited(pty_session::ExitStatus::Code(0)));
+    assert_eq!(
+        opened.settled_by,
+        SettleReason::Exit,
+        "{:?}",
+        opened.settled_by
+    );
+    assert_eq!(
+        opened.status,
+        Status::Exited(pty_session::ExitStatus::Code(0))
+    );
     let out = &opened.initial_output;
-    assert!(out.text.ends_with("THE-END\n"), "the final line is delivered");
+    assert!(
+        out.text.ends_with("THE-END\n"),
+        "the final line is delivered"
+    );
     assert!(out.truncated);
     // 1 GiB / 77 bytes a line, plus the last: every line is either delivered or skipped.
     assert_eq!(out.skipped + out.lines as u64, 805306368 / 57 + 1 + 1);
@@ -43,6 +54,9 @@ async fn a_gigabyte_of_output_keeps_memory_bounded_and_delivers_the_final_line()
         "1 GiB in {took:?}; RSS before {before} kB, peak {peak} kB (+{} MiB)",
         (peak.saturating_sub(before)) / 1024
     );
-    assert!(peak.saturating_sub(before) < 64 * 1024, "peak RSS grew by {peak} - {before} kB");
+    assert!(
+        peak.saturating_sub(before) < 64 * 1024,
+        "peak RSS grew by {peak} - {before} kB"
+    );
     assert!(took < Duration::from_secs(300));
 }
