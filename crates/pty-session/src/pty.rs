@@ -50,9 +50,40 @@ pub(crate) fn foreground_group(master: impl AsFd) -> Option<i32> {
         .map(|pid| pid.as_raw_nonzero().get())
 }
 
-/// Bytes the program wrote that the master has not read yet.
-pub(crate) fn unread_output(master: impl AsFd) -> u64 {
-    rustix::io::ioctl_fionread(master).unwrap_or(0)
+/// Whether output waits on the master, unread by the service, including output still on
+/// its way: like input (see [`input_unread`]), what the program writes reaches the
+/// master's line discipline through a kernel worker, and a poll finishes that hand-over
+/// first, where FIONREAD would answer 0 while the bytes are in flight.
+pub(crate) fn output_unread(master: impl AsFd) -> bool {
+    readable_now(master).unwrap_or(false)
+}
+
+/// Whether input waits in the terminal, unread by the program: a complete line in canonical
+/// mode, any byte otherwise. `None` when the slave cannot be opened.
+///
+/// The kernel hands bytes written to the master over to the slave's line discipline in a
+/// worker thread, so for a moment after a write they are neither readable by the program
+/// nor visible from the master; under load that moment grows to milliseconds. The line
+/// discipline's poll first finishes that hand-over, so asking it through a fresh
+/// descriptor of the slave (TIOCGPTPEER: no path, never a controlling terminal) sees
+/// input still on its way too.
+pub(crate) fn input_unread(master: impl AsFd) -> Option<bool> {
+    use rustix::pty::OpenptFlags;
+    let flags = OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC;
+    let slave = rustix::pty::ioctl_tiocgptpeer(master, flags).ok()?;
+    readable_now(&slave).ok()
+}
+
+/// Polls `fd` for reading without waiting.
+fn readable_now(fd: impl AsFd) -> io::Result<bool> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    poll(&mut fds, Some(&now))?;
+    Ok(fds[0].revents().contains(PollFlags::IN))
 }
 
 /// Writes as much of `data` as the terminal takes now, without blocking.

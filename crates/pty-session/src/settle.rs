@@ -239,7 +239,12 @@ impl InputWatcher {
             session.group_members(pgrp, true);
             return false;
         };
-        if !waiting_for_input || crate::pty::unread_output(master) != 0 {
+        if !waiting_for_input || crate::pty::output_unread(master) {
+            return false;
+        }
+        // A program asleep in a read with input waiting for it has not been scheduled
+        // yet, or has not even been handed the input: it is about to run, not waiting.
+        if crate::pty::input_unread(master) == Some(true) {
             return false;
         }
         // Input written to the terminal must have reached the program: it ran since, or

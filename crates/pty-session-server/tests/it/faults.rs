@@ -174,8 +174,10 @@ async fn ten_thousand_malformed_calls_leave_the_server_and_other_sessions_alone(
             } else {
                 panic!("a malformed call succeeded: {message}");
             }
-            if check.is_some() && expected.is_subset(&errors) {
-                return (errors.len(), check.unwrap());
+            if expected.is_subset(&errors)
+                && let Some(check) = check.take()
+            {
+                return (errors.len(), check);
             }
         }
         panic!(
