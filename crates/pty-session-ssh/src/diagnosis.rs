@@ -107,9 +107,11 @@ pub(crate) fn failure(lines: &[String], status: Option<ExitStatus>, attempt: &At
         words[words.len().saturating_sub(3)..].join(" / ")
     };
     // The shell that runs ssh could not find or run it.
-    if matches!(status, Some(ExitStatus::Code(126 | 127))) && line_with("ssh").is_none_or(|l| {
-        l.contains("not found") || l.contains("No such file") || l.contains("Permission denied")
-    }) {
+    if matches!(status, Some(ExitStatus::Code(126 | 127)))
+        && line_with("ssh").is_none_or(|l| {
+            l.contains("not found") || l.contains("No such file") || l.contains("Permission denied")
+        })
+    {
         return Error::Start {
             status,
             output: lines.join("\n"),
@@ -141,12 +143,15 @@ pub(crate) fn failure(lines: &[String], status: Option<ExitStatus>, attempt: &At
         };
     }
     if let Some(message) = line_with("Host key verification failed") {
-        let key = attempt.refused_key.clone().unwrap_or_else(|| HostKeyPrompt {
-            host: String::new(),
-            key_type: String::new(),
-            fingerprint: String::new(),
-            text: String::new(),
-        });
+        let key = attempt
+            .refused_key
+            .clone()
+            .unwrap_or_else(|| HostKeyPrompt {
+                host: String::new(),
+                key_type: String::new(),
+                fingerprint: String::new(),
+                text: String::new(),
+            });
         return Error::HostKeyUnknown {
             host: key.host,
             fingerprint: key.fingerprint,
@@ -203,7 +208,11 @@ mod tests {
     fn render(raw: &str) -> (Vec<String>, String) {
         let mut lines: Vec<String> = raw
             .split('\n')
-            .map(|line| line.trim_end_matches('\r').trim_start_matches('\r').to_owned())
+            .map(|line| {
+                line.trim_end_matches('\r')
+                    .trim_start_matches('\r')
+                    .to_owned()
+            })
             .collect();
         let pending = lines.pop().unwrap_or_default();
         (lines, pending)
@@ -218,7 +227,10 @@ mod tests {
     #[track_caller]
     fn check_failure(raw: &str, attempt: Attempt, expect: Expect) {
         let (lines, _) = render(raw);
-        expect.assert_eq(&format!("{:?}", failure(&lines, Some(ExitStatus::Code(255)), &attempt)));
+        expect.assert_eq(&format!(
+            "{:?}",
+            failure(&lines, Some(ExitStatus::Code(255)), &attempt)
+        ));
     }
 
     #[test]
@@ -296,17 +308,23 @@ mod tests {
         check_failure(
             "ssh: connect to host 127.0.0.1 port 40223: Connection refused\r\r\n",
             Attempt::default(),
-            expect![[r#"ConnectionRefused { message: "ssh: connect to host 127.0.0.1 port 40223: Connection refused" }"#]],
+            expect![[
+                r#"ConnectionRefused { message: "ssh: connect to host 127.0.0.1 port 40223: Connection refused" }"#
+            ]],
         );
         check_failure(
             "ssh: Could not resolve hostname nonexistent.invalid: Name or service not known\r\r\n",
             Attempt::default(),
-            expect![[r#"Unreachable { message: "ssh: Could not resolve hostname nonexistent.invalid: Name or service not known" }"#]],
+            expect![[
+                r#"Unreachable { message: "ssh: Could not resolve hostname nonexistent.invalid: Name or service not known" }"#
+            ]],
         );
         check_failure(
             "ssh: connect to host 192.0.2.1 port 22: Connection timed out\r\r\n",
             Attempt::default(),
-            expect![[r#"Unreachable { message: "ssh: connect to host 192.0.2.1 port 22: Connection timed out" }"#]],
+            expect![[
+                r#"Unreachable { message: "ssh: connect to host 192.0.2.1 port 22: Connection timed out" }"#
+            ]],
         );
         let denied = "Banner: test\r\n\rme@127.0.0.1's password: \r\nme@127.0.0.1: Permission denied (publickey,password).\r\r\n";
         check_failure(
@@ -315,17 +333,23 @@ mod tests {
                 password_sent: true,
                 ..Attempt::default()
             },
-            expect![[r#"WrongPassword { message: "me@127.0.0.1: Permission denied (publickey,password)." }"#]],
+            expect![[
+                r#"WrongPassword { message: "me@127.0.0.1: Permission denied (publickey,password)." }"#
+            ]],
         );
         check_failure(
             denied,
             Attempt::default(),
-            expect![[r#"AuthDenied { message: "me@127.0.0.1: Permission denied (publickey,password)." }"#]],
+            expect![[
+                r#"AuthDenied { message: "me@127.0.0.1: Permission denied (publickey,password)." }"#
+            ]],
         );
         check_failure(
             "Received disconnect from 127.0.0.1 port 40222:2: Too many authentication failures\r\r\nDisconnected from 127.0.0.1 port 40222\r\r\n",
             Attempt::default(),
-            expect![[r#"TooManyAuthFailures { message: "Received disconnect from 127.0.0.1 port 40222:2: Too many authentication failures" }"#]],
+            expect![[
+                r#"TooManyAuthFailures { message: "Received disconnect from 127.0.0.1 port 40222:2: Too many authentication failures" }"#
+            ]],
         );
         check_failure(
             "Are you sure you want to continue connecting (yes/no/[fingerprint])? \r\nHost key verification failed.\r\r\n",
@@ -333,17 +357,23 @@ mod tests {
                 refused_key: Some(refused_key()),
                 ..Attempt::default()
             },
-            expect![[r#"HostKeyUnknown { host: "[127.0.0.1]:40222", fingerprint: "SHA256:A6Kh", message: "Host key verification failed." }"#]],
+            expect![[
+                r#"HostKeyUnknown { host: "[127.0.0.1]:40222", fingerprint: "SHA256:A6Kh", message: "Host key verification failed." }"#
+            ]],
         );
         check_failure(
             include_str!("../test_data/host-key-changed.txt"),
             Attempt::default(),
-            expect![[r#"HostKeyChanged { host: "[127.0.0.1]:40222", fingerprint: "SHA256:A6KhQKA07s6TgALzJTabcjnX6FAbwLWhRnMXrz8kEKU", message: "Host key for [127.0.0.1]:40222 has changed and you have requested strict checking." }"#]],
+            expect![[
+                r#"HostKeyChanged { host: "[127.0.0.1]:40222", fingerprint: "SHA256:A6KhQKA07s6TgALzJTabcjnX6FAbwLWhRnMXrz8kEKU", message: "Host key for [127.0.0.1]:40222 has changed and you have requested strict checking." }"#
+            ]],
         );
         check_failure(
             "kex_exchange_identification: read: Connection reset by peer\r\r\nConnection reset by 127.0.0.1 port 40222\r\r\n",
             Attempt::default(),
-            expect![[r#"Connect { status: Some(Code(255)), message: "kex_exchange_identification: read: Connection reset by peer / Connection reset by 127.0.0.1 port 40222" }"#]],
+            expect![[
+                r#"Connect { status: Some(Code(255)), message: "kex_exchange_identification: read: Connection reset by peer / Connection reset by 127.0.0.1 port 40222" }"#
+            ]],
         );
     }
 

@@ -228,7 +228,11 @@ impl SshOptions {
         }
         words.push("--".to_owned());
         words.push(self.host.clone());
-        words.iter().map(|word| quote(word)).collect::<Vec<_>>().join(" ")
+        words
+            .iter()
+            .map(|word| quote(word))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 

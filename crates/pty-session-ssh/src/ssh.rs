@@ -39,6 +39,9 @@ pub struct Ssh {
     greeting: String,
     host_key: Option<HostKeyPrompt>,
     lines_lost: u64,
+    /// The last lines that were not the driver's own, for the message of a disconnect
+    /// (ssh's last words may come in the same reply as a command's output).
+    last_lines: Vec<String>,
     /// The error every call returns once the connection ended.
     failure: Option<Error>,
     closed: bool,
@@ -93,6 +96,7 @@ impl Ssh {
             greeting: String::new(),
             host_key: None,
             lines_lost: 0,
+            last_lines: Vec::new(),
             failure: None,
             closed: false,
         };
@@ -182,7 +186,12 @@ impl Ssh {
                 c.answered_at = Some(c.lines.len());
             }
             let waited = self
-                .round(answer.as_deref().unwrap_or(""), answer.is_some(), until, deadline)
+                .round(
+                    answer.as_deref().unwrap_or(""),
+                    answer.is_some(),
+                    until,
+                    deadline,
+                )
                 .await;
             // Overwrite the copy of a secret before anything else happens.
             if let Some(answer) = answer {
@@ -290,7 +299,10 @@ impl Ssh {
             // Each round ends on any new output, so that lines are taken from the
             // scrollback as they come and a long output does not push the begin marker
             // out of it.
-            let sent = match self.round(input.take().unwrap_or(""), false, "", deadline).await? {
+            let sent = match self
+                .round(input.take().unwrap_or(""), false, "", deadline)
+                .await?
+            {
                 Some(sent) => sent,
                 None => return Err(self.disconnected().await),
             };
@@ -424,7 +436,10 @@ impl Ssh {
             .until(until)
             .lines(MAX_LINES);
         match self.pty.send(&self.owner, &self.id, request).await {
-            Ok(sent) => Ok(Some(sent)),
+            Ok(sent) => {
+                self.remember_lines(&sent.delta.text);
+                Ok(Some(sent))
+            }
             Err(pty_session::Error::NotRunning { .. }) => Ok(None),
             Err(err) => Err(err.into()),
         }
@@ -438,24 +453,34 @@ impl Ssh {
             .await?)
     }
 
+    fn remember_lines(&mut self, text: &str) {
+        let lines = text
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty() && !line.contains("PTYSSH_"));
+        self.last_lines.extend(lines.map(str::to_owned));
+        let excess = self.last_lines.len().saturating_sub(LAST_LINES);
+        self.last_lines.drain(..excess);
+    }
+
     /// ssh has ended after connecting: reads its last words, closes the session, and
     /// remembers the error for later calls.
     async fn disconnected(&mut self) -> Error {
-        let (status, message) = match self.read_rest().await {
+        let status = match self.read_rest().await {
             Ok(tail) => {
-                let message = tail
-                    .output
-                    .text
-                    .lines()
-                    .map(str::trim)
-                    .filter(|line| !line.is_empty() && !line.contains("PTYSSH_"))
-                    .last()
-                    .unwrap_or("ssh ended without a word")
-                    .to_owned();
-                (tail.status.exit(), message)
+                self.remember_lines(&tail.output.text);
+                tail.status.exit()
             }
-            Err(err) => (None, err.to_string()),
+            Err(_) => None,
         };
+        // ssh's own words, when it said something (`Connection to host closed by remote
+        // host.`, then `Connection to host closed.`): the first is the cause.
+        let message = self
+            .last_lines
+            .iter()
+            .find(|line| SSH_LAST_WORDS.iter().any(|words| line.contains(words)))
+            .or(self.last_lines.last())
+            .map_or("ssh ended without a word".to_owned(), String::clone);
         self.close_session().await;
         let err = Error::Disconnected { status, message };
         self.failure = Some(err.clone());
@@ -477,6 +502,20 @@ impl Ssh {
         }
     }
 }
+
+/// How many of the last lines the driver keeps for the message of a disconnect.
+const LAST_LINES: usize = 8;
+
+/// What ssh says when a connection ends.
+const SSH_LAST_WORDS: &[&str] = &[
+    "closed by remote host",
+    "Connection closed",
+    "Connection reset",
+    "Broken pipe",
+    "Timeout, server",
+    "client_loop",
+    "Connection to ",
+];
 
 /// What the driver saw while ssh connected.
 struct Connecting {
