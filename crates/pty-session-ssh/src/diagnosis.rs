@@ -85,8 +85,8 @@ fn host_key_prompt(lines: &[String], pending: &str) -> HostKeyPrompt {
 pub(crate) struct Attempt {
     /// The unknown host key the driver refused, if it did.
     pub(crate) refused_key: Option<HostKeyPrompt>,
-    /// Whether the driver typed a password.
-    pub(crate) password_sent: bool,
+    /// Whether the driver typed a password or a passphrase.
+    pub(crate) secret_sent: bool,
 }
 
 /// Why ssh ended before the remote shell was usable, from the lines it printed.
@@ -162,7 +162,7 @@ pub(crate) fn failure(lines: &[String], status: Option<ExitStatus>, attempt: &At
         return Error::TooManyAuthFailures { message };
     }
     if let Some(message) = line_with("Permission denied") {
-        return if attempt.password_sent {
+        return if attempt.secret_sent {
             Error::WrongPassword { message }
         } else {
             Error::AuthDenied { message }
@@ -330,7 +330,7 @@ mod tests {
         check_failure(
             denied,
             Attempt {
-                password_sent: true,
+                secret_sent: true,
                 ..Attempt::default()
             },
             expect![[

@@ -51,8 +51,10 @@ pub enum Error {
         /// ssh's message.
         message: String,
     },
-    /// A password was given and the server refused it.
-    #[error("wrong password: {message}")]
+    /// A password or passphrase was given and authentication failed all the same: the
+    /// server refused the password, or the passphrase did not open the key (ssh then
+    /// moves on without a word, and the server refuses what is left).
+    #[error("wrong password or passphrase: {message}")]
     WrongPassword {
         /// ssh's message, such as `user@host: Permission denied (publickey,password).`
         message: String,

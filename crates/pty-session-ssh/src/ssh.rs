@@ -23,7 +23,7 @@ use pty_session::{
 
 use crate::diagnosis::{self, Attempt, HOST_KEY_PROMPT, Prompt, SECRET_PROMPT};
 use crate::frame::Frame;
-use crate::{Error, HostKeyPolicy, HostKeyPrompt, Result, SecretPrompt, SshOptions};
+use crate::{Error, HostKeyPolicy, HostKeyPrompt, Result, Secret, SecretPrompt, SshOptions};
 
 /// One ssh connection with a remote shell, made by [`Ssh::connect`] on a session of the
 /// caller's owner.
@@ -145,7 +145,10 @@ impl Ssh {
             // A prompt is answered once: until its line completes (ssh writes a newline
             // after reading), the pending line still shows the answered one.
             let fresh = c.answered_at.is_none_or(|at| c.lines.len() > at);
-            let mut answer: Option<String> = None;
+            // The answer is either a word or a secret, which is never copied by the
+            // driver: it goes into the request, and overwrites itself when dropped.
+            let mut word: Option<&str> = None;
+            let mut secret: Option<Secret> = None;
             match diagnosis::prompt(&c.lines, &c.pending).filter(|_| fresh) {
                 Some(Prompt::HostKey(prompt)) => {
                     let accept = match &options.host_key {
@@ -153,7 +156,7 @@ impl Ssh {
                         HostKeyPolicy::AcceptNew => true,
                         HostKeyPolicy::Ask(decide) => decide(&prompt),
                     };
-                    answer = Some(if accept { "yes" } else { "no" }.to_owned());
+                    word = Some(if accept { "yes" } else { "no" });
                     if accept {
                         self.host_key = Some(prompt);
                     } else {
@@ -163,42 +166,28 @@ impl Ssh {
                 Some(Prompt::Secret(kind)) => {
                     c.secret_prompts += 1;
                     let prompt = SecretPrompt {
-                        kind: kind.clone(),
+                        kind,
                         text: c.pending.clone(),
                         attempt: c.secret_prompts,
                     };
-                    let secret = options.secrets.as_ref().and_then(|answer| answer(&prompt));
-                    let Some(secret) = secret else {
+                    secret = options.secrets.as_ref().and_then(|answer| answer(&prompt));
+                    if secret.is_none() {
                         return Err(Error::NoSecret {
                             prompt: c.pending.clone(),
                         });
-                    };
-                    if kind == crate::SecretKind::Password {
-                        c.attempt.password_sent = true;
                     }
-                    // The secret goes straight into the request, which the facade drops
-                    // once written; `secret` overwrites itself when it goes out of scope.
-                    answer = Some(secret.expose().to_owned());
+                    c.attempt.secret_sent = true;
                 }
                 None => {}
             }
+            let answer = secret.as_ref().map(Secret::expose).or(word);
             if answer.is_some() {
                 c.answered_at = Some(c.lines.len());
             }
             let waited = self
-                .round(
-                    answer.as_deref().unwrap_or(""),
-                    answer.is_some(),
-                    until,
-                    deadline,
-                )
+                .round(answer.unwrap_or(""), answer.is_some(), until, deadline)
                 .await;
-            // Overwrite the copy of a secret before anything else happens.
-            if let Some(answer) = answer {
-                let mut bytes = answer.into_bytes();
-                bytes.fill(0);
-                std::hint::black_box(&bytes);
-            }
+            drop(secret);
             match waited? {
                 Some(sent) => {
                     c.absorb(&sent.delta, &mut self.lines_lost);
@@ -356,8 +345,9 @@ impl Ssh {
         }
     }
 
-    /// Reads the unread lines as [`PtyService::tail`] does (`lines`: the budget). Works
-    /// after the connection ended too, until [`close`](Self::close).
+    /// Reads the unread lines as [`PtyService::tail`] does (`lines`: the budget). Once
+    /// the connection ended, the driver has closed the session and this returns the
+    /// [`Error::Disconnected`] that holds ssh's last words.
     pub async fn tail(&mut self, lines: Option<u64>) -> Result<Tail> {
         if self.closed {
             return Err(self.failure.clone().unwrap_or_else(|| Error::Disconnected {

@@ -122,6 +122,16 @@ async fn a_passphrase_comes_from_the_callback() {
     assert_eq!(ssh.run("echo in").await.unwrap().output, "in\n");
     ssh.close().await.unwrap();
 
+    // A wrong passphrase: ssh gives up the key silently, and the server refuses.
+    let options = sshd
+        .options()
+        .identity(&key)
+        .secrets(|_| Some(Secret::new("wrong horse")));
+    let err = Ssh::connect(&pty, Owner::new("t"), options)
+        .await
+        .unwrap_err();
+    assert!(matches!(&err, Error::WrongPassword { .. }), "{err:?}");
+
     // Without a callback, the prompt is an error, not a hang.
     let options = sshd.options().identity(&key);
     let err = Ssh::connect(&pty, Owner::new("t"), options)
