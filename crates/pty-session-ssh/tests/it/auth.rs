@@ -147,6 +147,7 @@ async fn a_passphrase_comes_from_the_callback() {
 async fn too_many_authentication_failures_is_its_own_error() {
     let sshd = Sshd::start_with(SshdConfig {
         max_auth_tries: Some(2),
+        ..SshdConfig::default()
     })
     .await;
     let pty = service();

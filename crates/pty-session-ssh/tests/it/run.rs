@@ -223,3 +223,32 @@ async fn send_and_tail_pass_through_for_interactive_use() {
     check(&ssh.run("echo framed").await.unwrap(), "framed\n", 0);
     ssh.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_plain_sh_login_shell_works_as_well_as_bash() {
+    // The server starts `sh -l` (dash on Debian) instead of the account's bash: no line
+    // editor, no PROMPT_COMMAND, another `set`.
+    let sshd = Sshd::start_with(SshdConfig {
+        force_command: Some("exec /bin/sh -l".to_owned()),
+        ..SshdConfig::default()
+    })
+    .await;
+    let pty = service();
+    let mut ssh = connect(&sshd, &pty).await;
+    check(&ssh.run("echo $0").await.unwrap(), "/bin/sh\n", 0);
+    check(&ssh.run("echo a; false").await.unwrap(), "a\n", 1);
+    assert_eq!(
+        ssh.run("no-such-command-4711").await.unwrap().exit_code,
+        127
+    );
+    let input = "tab\there !! $x\n";
+    check(
+        &ssh.run_with("cat", input, Duration::from_secs(10))
+            .await
+            .unwrap(),
+        input,
+        0,
+    );
+    check(&ssh.run("seq 1 3").await.unwrap(), "1\n2\n3\n", 0);
+    ssh.close().await.unwrap();
+}

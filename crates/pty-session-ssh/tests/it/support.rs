@@ -118,6 +118,8 @@ pub fn account() -> &'static Account {
 pub struct SshdConfig {
     /// `MaxAuthTries` (default 6).
     pub max_auth_tries: Option<u32>,
+    /// `ForceCommand`: what the server runs instead of the account's login shell.
+    pub force_command: Option<String>,
 }
 
 /// One `sshd -D -e` on 127.0.0.1, with its own directory of keys and config.
@@ -186,9 +188,14 @@ impl Sshd {
                      PidFile none\nAuthorizedKeysFile {dir}/authorized_keys\nStrictModes no\n\
                      UsePAM no\nPasswordAuthentication yes\nKbdInteractiveAuthentication no\n\
                      PubkeyAuthentication yes\nPermitRootLogin no\nAllowUsers {USER}\n\
-                     Banner {dir}/banner\nPrintMotd yes\nPrintLastLog no\nMaxAuthTries {tries}\n",
+                     Banner {dir}/banner\nPrintMotd yes\nPrintLastLog no\nMaxAuthTries {tries}\n{force}",
                     dir = dir.display(),
                     tries = config.max_auth_tries.unwrap_or(6),
+                    force = config
+                        .force_command
+                        .as_ref()
+                        .map(|command| format!("ForceCommand {command}\n"))
+                        .unwrap_or_default(),
                 ),
             )
             .unwrap();
