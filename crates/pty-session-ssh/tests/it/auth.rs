@@ -25,6 +25,11 @@ async fn key_auth_reaches_the_shell_past_the_banner_and_the_login_greeting() {
     assert!(greeting.contains(BANNER), "{greeting:?}");
     assert!(greeting.contains(PROFILE_GREETING), "{greeting:?}");
     assert!(!greeting.contains("PTYSSH"), "{greeting:?}");
+    // sshd prints the machine's MOTD, when it has one.
+    let motd = std::fs::read_to_string("/etc/motd").unwrap_or_default();
+    if let Some(line) = motd.lines().map(str::trim).find(|line| !line.is_empty()) {
+        assert!(greeting.contains(line), "{greeting:?}");
+    }
     let whoami = ssh.run("whoami").await.unwrap();
     assert_eq!(
         (whoami.output.as_str(), whoami.exit_code),

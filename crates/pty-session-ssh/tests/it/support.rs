@@ -49,6 +49,24 @@ fn sshd_binary() -> &'static str {
     })
 }
 
+/// sshd's version, from `sshd -V` (`OpenSSH_9.2, OpenSSL ...`).
+fn sshd_version() -> (u32, u32) {
+    static VERSION: OnceLock<(u32, u32)> = OnceLock::new();
+    *VERSION.get_or_init(|| {
+        let out = Command::new(sshd_binary()).arg("-V").output().unwrap();
+        let text = String::from_utf8_lossy(&out.stderr).into_owned()
+            + &String::from_utf8_lossy(&out.stdout);
+        let version = text
+            .split_once("OpenSSH_")
+            .map(|(_, rest)| rest)
+            .unwrap_or_default();
+        let mut numbers = version
+            .split(|c: char| !c.is_ascii_digit())
+            .map(|n| n.parse().unwrap_or(0));
+        (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0))
+    })
+}
+
 /// The test account: a dedicated local user with bash as its login shell and a random
 /// password, kept in a file only root can read. Created once per machine, under a lock
 /// (tests run in parallel processes), and checked on every run.
@@ -188,9 +206,16 @@ impl Sshd {
                      PidFile none\nAuthorizedKeysFile {dir}/authorized_keys\nStrictModes no\n\
                      UsePAM no\nPasswordAuthentication yes\nKbdInteractiveAuthentication no\n\
                      PubkeyAuthentication yes\nPermitRootLogin no\nAllowUsers {USER}\n\
-                     Banner {dir}/banner\nPrintMotd yes\nPrintLastLog no\nMaxAuthTries {tries}\n{force}",
+                     Banner {dir}/banner\nPrintMotd yes\nPrintLastLog no\nMaxAuthTries {tries}\n{penalties}{force}",
                     dir = dir.display(),
                     tries = config.max_auth_tries.unwrap_or(6),
+                    // From 9.8 sshd refuses a source for a while after failed logins,
+                    // which would couple the tests; older versions refuse the keyword.
+                    penalties = if sshd_version() >= (9, 8) {
+                        "PerSourcePenalties no\n"
+                    } else {
+                        ""
+                    },
                     force = config
                         .force_command
                         .as_ref()
@@ -301,6 +326,20 @@ impl Sshd {
     /// crash or an OOM kill would: nothing says goodbye to the clients. Then closes its
     /// session, which returns once they are all reaped.
     pub async fn kill(&mut self) {
+        let tree = self.kill_tree();
+        if let Some(id) = self.id.take() {
+            self.pty.close(&self.owner, &id).await.unwrap();
+        }
+        for pid in tree {
+            assert!(!alive(pid), "sshd's process {pid} outlived the kill");
+        }
+    }
+}
+
+impl Sshd {
+    /// SIGKILLs sshd and its descendants now; returns their pids. The shim of sshd's
+    /// session, a subreaper, reaps them.
+    fn kill_tree(&self) -> Vec<u32> {
         let mut tree = vec![self.pid];
         let mut at = 0;
         while at < tree.len() {
@@ -312,20 +351,18 @@ impl Sshd {
                 let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
             }
         }
-        if let Some(id) = self.id.take() {
-            self.pty.close(&self.owner, &id).await.unwrap();
-        }
-        for pid in tree {
-            assert!(!alive(pid), "sshd's process {pid} outlived the kill");
-        }
+        tree
     }
 }
 
 impl Drop for Sshd {
     fn drop(&mut self) {
-        // Dropping the service closes the control socket of sshd's shim once the
-        // runtime's tasks are gone; the shim then kills and reaps sshd's whole tree. A
-        // runtime that still runs closes it now.
+        // A test that ends, or panics, kills sshd's tree at once. Closing the session
+        // then reaps it; should the runtime be gone before that task runs, dropping the
+        // service closes the shim's control socket and the shim finishes the job.
+        if self.id.is_some() {
+            self.kill_tree();
+        }
         if let Some(id) = self.id.take()
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
