@@ -41,9 +41,11 @@
 //! # Ok(()) }
 //! ```
 //!
-//! The remote login shell must be a POSIX shell (sh, dash, bash, ksh, zsh). Commands and
-//! their input are typed into it as text lines of at most 4,000 bytes, without control
-//! characters.
+//! Limits: the remote login shell must be a POSIX shell (sh, dash, bash, ksh, zsh).
+//! Commands and their input are typed into it as text lines of at most 4,000 bytes,
+//! without control characters. A command's output that arrives in one burst larger than
+//! the session's scrollback loses its oldest lines, which [`RunOutput::lines_lost`]
+//! counts; so does a greeting (MOTD) that large, which then fails the connect.
 #![deny(missing_docs)]
 
 mod diagnosis;

@@ -57,8 +57,11 @@ pub struct RunOutput {
     /// Its exit status as the remote shell's `$?` gives it: 0 for success, 127 for a
     /// command not found, 128 + n for a command killed by signal n.
     pub exit_code: i32,
-    /// Lines that fell out of the session's scrollback before the driver read them
-    /// (output faster than the scrollback holds between two reads); normally 0.
+    /// Lines that fell out of the session's scrollback before the driver read them;
+    /// normally 0. The driver reads as output comes, but one burst larger than the
+    /// scrollback (the service's `Config::scrollback_lines`, 10,000 by default, and
+    /// `scrollback_bytes`) loses its oldest lines: `output` then has holes. Give a service
+    /// that runs long outputs a larger scrollback, or cut the output remotely (`| tail`).
     pub lines_lost: u64,
 }
 

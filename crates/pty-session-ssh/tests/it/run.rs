@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use pty_session::{Owner, PtyService, SendRequest, Settle, SettleReason};
+use pty_session::{Config, Owner, PtyService, SendRequest, Settle, SettleReason};
 use pty_session_ssh::{Error, RunOutput, Ssh};
 
 use crate::support::*;
@@ -94,22 +94,58 @@ async fn outputs_and_exit_codes() {
 
 #[tokio::test]
 async fn ten_thousand_lines_come_whole() {
+    // A burst of output must fit the session's scrollback: 10,000 lines and the two
+    // markers are more than the default 10,000 lines, so this service keeps more, as a
+    // consumer that expects long outputs configures it.
     let sshd = Sshd::start().await;
-    let pty = service();
+    let mut config = Config::default();
+    config.scrollback_lines = 20_000;
+    let pty = PtyService::new(config);
     let mut ssh = connect(&sshd, &pty).await;
     let start = Instant::now();
     let run = ssh.run("seq 1 10000").await.unwrap();
     let expected: String = (1..=10_000).map(|n| format!("{n}\n")).collect();
+    assert_eq!(run.lines_lost, 0);
     assert_eq!(run.output.len(), expected.len());
     assert!(run.output == expected, "the output differs from seq's");
     check(&run, &expected, 0);
     assert!(
-        start.elapsed() < Duration::from_secs(10),
+        start.elapsed() < Duration::from_secs(20),
         "{:?}",
         start.elapsed()
     );
     // And the connection goes on.
     check(&ssh.run("echo after").await.unwrap(), "after\n", 0);
+    ssh.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn output_beyond_the_scrollback_is_counted_as_lost() {
+    // 5,000 lines arrive far faster than a reader could take them 100 at a time.
+    let sshd = Sshd::start().await;
+    let mut config = Config::default();
+    config.scrollback_lines = 100;
+    let pty = PtyService::new(config);
+    let mut ssh = connect(&sshd, &pty).await;
+    let run = ssh.run("seq 1 5000").await.unwrap();
+    assert_eq!(run.exit_code, 0);
+    assert!(
+        run.lines_lost > 0,
+        "{} lines came",
+        run.output.lines().count()
+    );
+    // What came is seq's lines in order, with holes where lines were lost, and the
+    // count adds up (the markers may be among the lost).
+    let mut numbers = run.output.lines().map(|line| line.parse::<u32>().unwrap());
+    let mut previous = numbers.next().unwrap();
+    for n in numbers {
+        assert!(n > previous, "{n} after {previous}");
+        previous = n;
+    }
+    assert!(run.output.lines().count() as u64 + run.lines_lost >= 5_000);
+    assert!(run.output.ends_with("4999\n5000\n"));
+    // The next command is whole again.
+    check(&ssh.run("seq 1 3").await.unwrap(), "1\n2\n3\n", 0);
     ssh.close().await.unwrap();
 }
 
