@@ -39,6 +39,30 @@ async fn sshd_killed_mid_session_is_a_typed_error_on_the_next_call() {
 }
 
 #[tokio::test]
+async fn a_server_that_stops_answering_is_a_disconnect_once_keepalives_fail() {
+    let sshd = Sshd::start().await;
+    let pty = service();
+    let options = sshd
+        .key_options()
+        .option("ServerAliveInterval=1")
+        .option("ServerAliveCountMax=1");
+    let mut ssh = Ssh::connect(&pty, Owner::new("t"), options).await.unwrap();
+    assert_eq!(ssh.run("echo up").await.unwrap().output, "up\n");
+    // Nothing answers any more, and nothing closes the connection either.
+    sshd.freeze();
+    let err = ssh
+        .run_with("echo lost", "", Duration::from_secs(20))
+        .await
+        .unwrap_err();
+    let Error::Disconnected { status, message } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(*status, Some(ExitStatus::Code(255)), "{err}");
+    assert!(message.contains("not responding"), "{message}");
+    assert!(!alive(ssh.pid()));
+}
+
+#[tokio::test]
 async fn close_leaves_no_local_ssh_process() {
     let sshd = Sshd::start().await;
     let pty = service();

@@ -340,6 +340,16 @@ impl Sshd {
     /// SIGKILLs sshd and its descendants now; returns their pids. The shim of sshd's
     /// session, a subreaper, reaps them.
     fn kill_tree(&self) -> Vec<u32> {
+        self.signal_tree(rustix::process::Signal::KILL)
+    }
+
+    /// Stops sshd and its descendants (SIGSTOP): the connection stays open but nothing
+    /// answers, as when the network is gone. Drop still kills them.
+    pub fn freeze(&self) {
+        self.signal_tree(rustix::process::Signal::STOP);
+    }
+
+    fn signal_tree(&self, signal: rustix::process::Signal) -> Vec<u32> {
         let mut tree = vec![self.pid];
         let mut at = 0;
         while at < tree.len() {
@@ -348,7 +358,7 @@ impl Sshd {
         }
         for pid in &tree {
             if let Some(pid) = rustix::process::Pid::from_raw(*pid as i32) {
-                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                let _ = rustix::process::kill_process(pid, signal);
             }
         }
         tree
