@@ -2,7 +2,7 @@
 //! questions the core asks of the master side.
 
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
 use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
 use rustix::termios::{self, LocalModes, OptionalActions, Winsize};
@@ -50,9 +50,23 @@ pub(crate) fn foreground_group(master: impl AsFd) -> Option<i32> {
         .map(|pid| pid.as_raw_nonzero().get())
 }
 
-/// Bytes the program wrote that the master has not read yet.
-pub(crate) fn unread_output(master: impl AsFd) -> u64 {
-    rustix::io::ioctl_fionread(master).unwrap_or(0)
+/// Whether output the program wrote waits to be read, including output still on its way
+/// through the kernel.
+///
+/// A write to the slave reaches the master's read queue through a work item of the tty
+/// layer, which runs later (under load, milliseconds later): FIONREAD does not see it yet,
+/// so a program could look idle with its last output in flight. Polling the master runs
+/// that work first (`n_tty_poll` flushes the port's buffer when nothing is readable), so
+/// everything written before this call counts. It reads nothing: the drain still gets all.
+pub(crate) fn output_pending(master: impl AsFd) -> bool {
+    let mut fd = libc::pollfd {
+        fd: master.as_fd().as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for a descriptor the caller keeps open; zero timeout.
+    let ready = unsafe { libc::poll(&mut fd, 1, 0) };
+    ready > 0 && fd.revents & libc::POLLIN != 0
 }
 
 /// Writes as much of `data` as the terminal takes now, without blocking.

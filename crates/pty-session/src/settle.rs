@@ -239,7 +239,7 @@ impl InputWatcher {
             session.group_members(pgrp, true);
             return false;
         };
-        if !waiting_for_input || crate::pty::unread_output(master) != 0 {
+        if !waiting_for_input || crate::pty::output_pending(master) {
             return false;
         }
         // Input written to the terminal must have reached the program: it ran since, or
