@@ -53,11 +53,24 @@ impl Session {
     }
 }
 
-/// Counts replies that held their whole answer.
-#[derive(Debug, Default, Clone, Copy)]
+/// Counts replies that held their whole answer, and keeps the first few that did not.
+#[derive(Debug, Default, Clone)]
 pub struct Complete {
     pub good: usize,
     pub all: usize,
+    pub partial: Vec<String>,
+}
+
+impl Complete {
+    /// Counts one reply; `what` describes it when it was not whole.
+    pub fn count(&mut self, whole: bool, what: impl FnOnce() -> String) {
+        self.all += 1;
+        if whole {
+            self.good += 1;
+        } else if self.partial.len() < 3 {
+            self.partial.push(what());
+        }
+    }
 }
 
 impl std::fmt::Display for Complete {
@@ -85,11 +98,14 @@ impl Echo {
         let start = Instant::now();
         let sent = self.session.send(data).await?;
         let elapsed = start.elapsed();
-        self.complete.all += 1;
-        if sent.delta.text == format!("{data}\n{data}\n") && sent.settled_by == SettleReason::Input
-        {
-            self.complete.good += 1;
-        }
+        let whole = sent.delta.text == format!("{data}\n{data}\n")
+            && sent.settled_by == SettleReason::Input;
+        self.complete.count(whole, || {
+            format!(
+                "sent {data:?}, got {:?} pending {:?} settled by {} after {elapsed:?}",
+                sent.delta.text, sent.pending, sent.settled_by
+            )
+        });
         Ok(elapsed)
     }
 
@@ -119,13 +135,15 @@ impl Repl {
         let start = Instant::now();
         let sent = self.session.send("6*7").await?;
         let elapsed = start.elapsed();
-        self.complete.all += 1;
-        if sent.delta.text.ends_with("\n42\n")
+        let whole = sent.delta.text.ends_with("\n42\n")
             && sent.pending == ">>> "
-            && sent.settled_by == SettleReason::Input
-        {
-            self.complete.good += 1;
-        }
+            && sent.settled_by == SettleReason::Input;
+        self.complete.count(whole, || {
+            format!(
+                "got {:?} pending {:?} settled by {} after {elapsed:?}",
+                sent.delta.text, sent.pending, sent.settled_by
+            )
+        });
         Ok(elapsed)
     }
 

@@ -54,6 +54,8 @@ enum Workload {
     Echo,
     /// `6*7` to a python REPL.
     Repl,
+    /// Round trips to bash, node and gdb.
+    Programs,
     /// `seq 1 5000000`.
     Bulk,
     /// 1 GiB of base64.
@@ -70,6 +72,7 @@ pub struct Plan {
     pub quick: bool,
     pub echo_sends: usize,
     pub repl_rounds: usize,
+    pub program_rounds: usize,
     /// Rounds are taken in blocks, alternating between the runs, so that the machine's
     /// load falls on all of them alike.
     pub blocks: usize,
@@ -104,6 +107,7 @@ impl Plan {
             quick: false,
             echo_sends: 1000,
             repl_rounds: 200,
+            program_rounds: 50,
             blocks: 10,
             peer_every: 10,
             seq_n: 5_000_000,
@@ -120,6 +124,7 @@ impl Plan {
                 quick: true,
                 echo_sends: 20,
                 repl_rounds: 10,
+                program_rounds: 3,
                 blocks: 2,
                 peer_every: 5,
                 seq_n: 50_000,
@@ -158,6 +163,7 @@ async fn run(args: &Args) -> Result<()> {
     let all = [
         Workload::Echo,
         Workload::Repl,
+        Workload::Programs,
         Workload::Bulk,
         Workload::Flood,
         Workload::Idle,
@@ -171,6 +177,7 @@ async fn run(args: &Args) -> Result<()> {
         let ran = match workload {
             Workload::Echo => workloads::echo(&plan, &mut report).await,
             Workload::Repl => workloads::repl(&plan, &mut report).await,
+            Workload::Programs => workloads::programs(&plan, &mut report).await,
             Workload::Bulk => workloads::bulk(&plan, &mut report).await,
             Workload::Flood => workloads::flood(&plan, &mut report).await,
             Workload::Idle => workloads::idle(&plan, &mut report).await,

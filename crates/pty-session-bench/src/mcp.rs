@@ -124,10 +124,10 @@ impl<'a> Echo<'a> {
             .call("pty_send", json!({"id": self.id, "data": data}))
             .await?;
         let elapsed = start.elapsed();
-        self.complete.all += 1;
-        if sent["delta"] == format!("{data}\n{data}\n") && sent["settledBy"] == "input" {
-            self.complete.good += 1;
-        }
+        let whole = sent["delta"] == format!("{data}\n{data}\n") && sent["settledBy"] == "input";
+        self.complete.count(whole, || {
+            format!("sent {data:?}, got {sent} after {elapsed:?}")
+        });
         Ok(elapsed)
     }
 }

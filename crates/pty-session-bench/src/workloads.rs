@@ -78,8 +78,8 @@ pub async fn echo(plan: &Plan, report: &mut Report) -> Result<()> {
             })?;
         }
     }
-    let facade_complete = facade.complete;
-    let mcp_complete = mcp.complete;
+    let facade_complete = facade.complete.clone();
+    let mcp_complete = mcp.complete.clone();
     facade.close().await?;
     server.stop().await?;
     drop(raw);
@@ -98,6 +98,9 @@ pub async fn echo(plan: &Plan, report: &mut Report) -> Result<()> {
         ("MCP stdio", &m, mcp_complete, "p50 overhead ≤ 1 ms", 1.0),
     ] {
         let over = overhead(samples, &r);
+        for partial in &complete.partial {
+            report.note(format!("{name}, {run}: a reply not whole: {partial}"));
+        }
         report.row(
             &name,
             run,
@@ -169,8 +172,8 @@ pub async fn repl(plan: &Plan, report: &mut Report) -> Result<()> {
             })?;
         }
     }
-    let facade_complete = facade.complete;
-    let mcp_complete = mcp.complete;
+    let facade_complete = facade.complete.clone();
+    let mcp_complete = mcp.complete.clone();
     facade.close().await?;
     server.stop().await?;
     drop(raw);
@@ -192,6 +195,9 @@ pub async fn repl(plan: &Plan, report: &mut Report) -> Result<()> {
         ("MCP stdio", &m, mcp_complete),
     ] {
         let over = overhead(samples, &r);
+        for partial in &complete.partial {
+            report.note(format!("{name}, {run}: a reply not whole: {partial}"));
+        }
         report.row(
             &name,
             run,
@@ -210,6 +216,63 @@ pub async fn repl(plan: &Plan, report: &mut Report) -> Result<()> {
             &format!("peer: tmux send-keys + capture-pane ({} sends)", t.len()),
             t.summary(),
             format!("+{} ms at p50", ms(overhead(&t, &r))),
+            "",
+            None,
+        );
+    }
+    pty.shutdown().await;
+    Ok(())
+}
+
+/// Send → reply by input wait for other interactive programs (bash, node, gdb/MI), on the
+/// facade: what the REPL row shows for python, beyond it. A program that is not installed
+/// is noted, not measured.
+pub async fn programs(plan: &Plan, report: &mut Report) -> Result<()> {
+    let pty = PtyService::new(Config::default());
+    let cases = [
+        ("bash --norc --noprofile -i", "echo $((6*7))", "42"),
+        ("node", "6*7", "42"),
+        (
+            "gdb -q --nx -i=mi2",
+            "-data-evaluate-expression 6*7",
+            "^done,value=\"42\"",
+        ),
+    ];
+    let name = format!(
+        "send → reply by input wait, other programs, {} sends",
+        plan.program_rounds
+    );
+    for (command, data, answer) in cases {
+        let program = command.split_whitespace().next().unwrap_or(command);
+        if !crate::sys::on_path(program) {
+            report.note(format!("NOT MEASURED: {program} is not installed"));
+            continue;
+        }
+        let request = pty_session::OpenRequest::new(command)
+            .env("PS1", "$ ")
+            .timeout_ms(20_000);
+        let session = facade::Session::open(&pty, request).await?;
+        let mut times = Samples::default();
+        let mut complete = facade::Complete::default();
+        for _ in 0..plan.program_rounds {
+            let start = std::time::Instant::now();
+            let sent = session.send(data).await?;
+            times.push(start.elapsed());
+            let whole = sent.delta.text.lines().any(|line| line == answer)
+                && sent.settled_by == pty_session::SettleReason::Input;
+            complete.count(whole, || {
+                format!("{:?} {}", sent.delta.text, sent.settled_by)
+            });
+        }
+        session.close().await?;
+        for partial in &complete.partial {
+            report.note(format!("{command}: a reply not whole: {partial}"));
+        }
+        report.row(
+            &name,
+            &format!("facade, `{command}`: `{data}`"),
+            format!("{}; {complete} whole, by input wait", times.summary()),
+            "–".to_owned(),
             "",
             None,
         );
