@@ -296,6 +296,10 @@ pub struct Idle {
     pub rss_kib: u64,
     pub hwm_kib: u64,
     pub threads: u64,
+    /// One read of every `/proc/N/stat` with the sessions open: what input wait pays to
+    /// find a new foreground group's members on a kernel without `/proc/…/children`.
+    pub proc_scan_ms: f64,
+    pub processes: usize,
     pub close_one: Vec<f64>,
     pub shutdown_secs: f64,
 }
@@ -329,6 +333,9 @@ pub async fn idle(n: usize, settle: Settle) -> Result<Idle> {
     }
     let rss_kib = crate::sys::rss_kib();
     let threads = crate::sys::status_field("Threads");
+    let start = Instant::now();
+    let processes = crate::sys::scan_proc_stats();
+    let proc_scan_ms = start.elapsed().as_secs_f64() * 1000.0;
     let mut close_one = Samples::default();
     for id in pty.sessions(&owner).iter().take(20) {
         let start = Instant::now();
@@ -344,6 +351,8 @@ pub async fn idle(n: usize, settle: Settle) -> Result<Idle> {
         rss_kib,
         hwm_kib: crate::sys::hwm_kib(),
         threads,
+        proc_scan_ms,
+        processes,
         close_one: close_one.values(),
         shutdown_secs: start.elapsed().as_secs_f64(),
     })

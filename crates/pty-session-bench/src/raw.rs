@@ -178,11 +178,14 @@ pub struct Drained {
     pub bytes: u64,
     /// From the spawn to the end of output.
     pub elapsed: Duration,
+    /// CPU seconds the read loop used.
+    pub cpu_secs: f64,
 }
 
 /// Runs `argv` on a PTY and reads the master with a 64 KiB buffer until the end.
 pub fn read_loop(argv: &[&str]) -> Result<Drained> {
     let start = Instant::now();
+    let cpu = crate::sys::thread_cpu_secs();
     let mut pty = RawPty::spawn(argv)?;
     let mut bytes = 0u64;
     loop {
@@ -196,8 +199,13 @@ pub fn read_loop(argv: &[&str]) -> Result<Drained> {
         }
     }
     let elapsed = start.elapsed();
+    let cpu_secs = crate::sys::thread_cpu_secs() - cpu;
     pty.child.wait().context("wait for the program")?;
-    Ok(Drained { bytes, elapsed })
+    Ok(Drained {
+        bytes,
+        elapsed,
+        cpu_secs,
+    })
 }
 
 /// `n` bare `openpty` + spawn of `cat` (no session, no controlling terminal, no

@@ -23,6 +23,43 @@ pub fn hwm_kib() -> u64 {
     status_field("VmHWM")
 }
 
+/// CPU seconds (user + system) this process has used so far, its threads included.
+pub fn cpu_secs() -> f64 {
+    rusage(libc::RUSAGE_SELF)
+}
+
+/// CPU seconds (user + system) the calling thread has used so far.
+pub fn thread_cpu_secs() -> f64 {
+    rusage(libc::RUSAGE_THREAD)
+}
+
+fn rusage(who: libc::c_int) -> f64 {
+    // SAFETY: getrusage fills the struct it is given; zeroed is a valid rusage.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(who, &mut usage) } != 0 {
+        return 0.0;
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+/// Reads `/proc/N/stat` of every process, as the library does to find a process group's
+/// members; returns how many it read.
+pub fn scan_proc_stats() -> usize {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+        })
+        .filter(|entry| std::fs::read_to_string(entry.path().join("stat")).is_ok())
+        .count()
+}
+
 /// KiB as MiB.
 pub fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0

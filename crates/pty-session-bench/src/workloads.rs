@@ -292,10 +292,8 @@ pub async fn bulk(plan: &Plan, report: &mut Report) -> Result<()> {
     let command = format!("seq 1 {n}");
     let expected_bytes = seq_bytes(n);
     let mut raw_rates = Vec::new();
-    let mut runs: Vec<(Reading, Vec<f64>, Vec<u64>, Vec<String>)> = vec![
-        (Reading::Drained, Vec::new(), Vec::new(), Vec::new()),
-        (Reading::Tailed, Vec::new(), Vec::new(), Vec::new()),
-    ];
+    let mut raw_cpus = Vec::new();
+    let mut runs = [Runs::new(Reading::Drained), Runs::new(Reading::Tailed)];
     for rep in 0..plan.bulk_reps {
         eprintln!("   rep {}/{}", rep + 1, plan.bulk_reps);
         let drained = blocking(|| raw::read_loop(&["seq", "1", &n.to_string()]))?;
@@ -305,7 +303,15 @@ pub async fn bulk(plan: &Plan, report: &mut Report) -> Result<()> {
             drained.bytes
         );
         raw_rates.push(rate(drained.bytes, drained.elapsed.as_secs_f64()));
-        for (reading, rates, hwms, problems) in &mut runs {
+        raw_cpus.push(drained.cpu_secs);
+        for Runs {
+            reading,
+            rates,
+            hwms,
+            problems,
+            cpus,
+        } in &mut runs
+        {
             let job = Job::Bulk {
                 command: command.clone(),
                 tailed: *reading == Reading::Tailed,
@@ -314,6 +320,7 @@ pub async fn bulk(plan: &Plan, report: &mut Report) -> Result<()> {
             let bulk = out.result;
             rates.push(rate(expected_bytes, bulk.secs));
             hwms.push(out.hwm_kib);
+            cpus.push(out.cpu_secs);
             if bulk.total_lines != n || bulk.last_line != n.to_string() {
                 problems.push(format!(
                     "{} lines, last {:?}",
@@ -346,7 +353,14 @@ pub async fn bulk(plan: &Plan, report: &mut Report) -> Result<()> {
         "",
         None,
     );
-    for (reading, rates, hwms, problems) in &runs {
+    for Runs {
+        reading,
+        rates,
+        hwms,
+        problems,
+        cpus,
+    } in &runs
+    {
         let run = match reading {
             Reading::Drained => "facade, drained (one open settles at exit, then a tail)",
             Reading::Tailed => "facade, tailed (a tail of ≤ 100,000 lines every 5 ms)",
@@ -362,9 +376,11 @@ pub async fn bulk(plan: &Plan, report: &mut Report) -> Result<()> {
             &name,
             run,
             format!(
-                "{} MB/s (runs: {}); peak service RSS {:.1} MiB; {lines}",
+                "{} MB/s (runs: {}); service CPU {:.1} s a run; peak service RSS {:.1} MiB; \
+                 {lines}",
                 rate_str(median(rates)),
                 rates_str(rates),
+                median(cpus),
                 mib(peak)
             ),
             format!("{ratio:.2}× raw"),
@@ -378,6 +394,31 @@ pub async fn bulk(plan: &Plan, report: &mut Report) -> Result<()> {
          is the whole service process's, sessions' processes excluded.",
     );
     Ok(())
+}
+
+/// The repeated runs of one way of reading a bulk workload.
+struct Runs {
+    reading: Reading,
+    /// MB/s of each run.
+    rates: Vec<f64>,
+    /// Peak RSS of each run's process, in KiB.
+    hwms: Vec<u64>,
+    /// What a run delivered wrongly, if anything.
+    problems: Vec<String>,
+    /// CPU seconds of each run's process.
+    cpus: Vec<f64>,
+}
+
+impl Runs {
+    fn new(reading: Reading) -> Runs {
+        Runs {
+            reading,
+            rates: Vec::new(),
+            hwms: Vec::new(),
+            problems: Vec::new(),
+            cpus: Vec::new(),
+        }
+    }
 }
 
 fn rate(bytes: u64, secs: f64) -> f64 {
@@ -442,9 +483,11 @@ pub async fn flood(plan: &Plan, report: &mut Report) -> Result<()> {
         ),
         "facade, drained",
         format!(
-            "{:.1} s, {} MB/s; peak service RSS {:.1} MiB; final line {} ({} lines)",
+            "{:.1} s, {} MB/s; service CPU {:.1} s; peak service RSS {:.1} MiB; final line {} \
+             ({} lines)",
             bulk.secs,
             rate_str(rate(pty_bytes, bulk.secs)),
+            out.cpu_secs,
             mib(out.hwm_kib),
             if final_ok {
                 "delivered"
@@ -493,15 +536,20 @@ pub async fn idle(plan: &Plan, report: &mut Report) -> Result<()> {
             &name,
             run,
             format!(
-                "open {}; service RSS {:.1} MiB (+{:.1} MiB, {:.1} kB a session), {} threads; \
-                 close one p50 {} ms; shutdown of the rest {:.2} s",
+                "open {} (first tenth p50 {}, last tenth p50 {}); service RSS {:.1} MiB \
+                 (+{:.1} MiB, {:.1} kB a session), {} threads; close one p50 {} ms; shutdown \
+                 of the rest {:.2} s; one scan of /proc ({} processes) {} ms",
                 opens.summary(),
+                ms(tenth(&idle.opens, false)),
+                ms(tenth(&idle.opens, true)),
                 mib(idle.rss_kib),
                 mib(idle.rss_kib.saturating_sub(idle.rss_before_kib)),
                 idle.rss_kib.saturating_sub(idle.rss_before_kib) as f64 * 1.024 / n as f64,
                 idle.threads,
                 ms(close_one.p50()),
-                idle.shutdown_secs
+                idle.shutdown_secs,
+                idle.processes,
+                ms(idle.proc_scan_ms)
             ),
             format!("open p50 {:.1}× raw", opens.p50() / raw_opens.p50()),
             "RSS ≤ 150 MiB; open p50 ≤ 5 ms",
@@ -509,6 +557,17 @@ pub async fn idle(plan: &Plan, report: &mut Report) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The median of the first or the last tenth of `values` (in the order taken).
+fn tenth(values: &[f64], last: bool) -> f64 {
+    let k = (values.len() / 10).max(1).min(values.len());
+    let part = if last {
+        &values[values.len() - k..]
+    } else {
+        &values[..k]
+    };
+    median(part)
 }
 
 /// Closing a bash with setsid, nohup, double-forked and background children.
@@ -573,11 +632,12 @@ enum Job {
     IdleRaw { n: usize },
 }
 
-/// A worker's answer: its result and its whole process's peak RSS.
+/// A worker's answer: its result, its whole process's peak RSS and CPU time.
 #[derive(Debug, Serialize, Deserialize)]
 struct Measured<T> {
     result: T,
     hwm_kib: u64,
+    cpu_secs: f64,
 }
 
 /// The bare spawn loop's figures.
@@ -667,6 +727,7 @@ fn measured<T: Serialize>(result: T) -> Result<String> {
     Ok(serde_json::to_string(&Measured {
         result,
         hwm_kib: crate::sys::hwm_kib(),
+        cpu_secs: crate::sys::cpu_secs(),
     })?)
 }
 
