@@ -116,6 +116,14 @@ impl<'a> Echo<'a> {
         })
     }
 
+    /// `pty_tail` with nothing new: the cost of an MCP call alone, without a PTY or a
+    /// settle.
+    pub async fn tail(&self) -> Result<Duration> {
+        let start = Instant::now();
+        self.server.call("pty_tail", json!({"id": self.id})).await?;
+        Ok(start.elapsed())
+    }
+
     /// `pty_send` of `data`; complete when the one reply holds the echo and `cat`'s copy.
     pub async fn round(&mut self, data: &str) -> Result<Duration> {
         let start = Instant::now();

@@ -78,6 +78,11 @@ pub async fn echo(plan: &Plan, report: &mut Report) -> Result<()> {
             })?;
         }
     }
+    // The MCP call alone: a tail with nothing new, no PTY write and no settle.
+    let mut tails = Samples::default();
+    for _ in 0..plan.echo_sends / 5 {
+        tails.push(mcp.tail().await?);
+    }
     let facade_complete = facade.complete.clone();
     let mcp_complete = mcp.complete.clone();
     facade.close().await?;
@@ -113,6 +118,17 @@ pub async fn echo(plan: &Plan, report: &mut Report) -> Result<()> {
             Some(over <= limit_ms && complete.good == complete.all),
         );
     }
+    report.row(
+        &name,
+        &format!(
+            "MCP stdio, `pty_tail` with nothing new ({} calls)",
+            tails.len()
+        ),
+        format!("{}: the MCP call alone, no PTY", tails.summary()),
+        String::new(),
+        "",
+        None,
+    );
     if t.len() > 0 {
         report.row(
             &name,
@@ -336,7 +352,7 @@ pub async fn bulk(plan: &Plan, report: &mut Report) -> Result<()> {
         }
     }
     let name = format!(
-        "bulk `seq 1 {n}` ({:.1} MB on the PTY), {} runs each",
+        "bulk `seq 1 {n}` ({:.1} MB on the PTY), {} run(s) each",
         expected_bytes as f64 / 1e6,
         plan.bulk_reps
     );
