@@ -361,9 +361,10 @@ pub async fn bulk(plan: &Plan, report: &mut Report) -> Result<()> {
         &name,
         "limit: raw read loop on a PTY",
         format!(
-            "{} MB/s (runs: {})",
+            "{} MB/s (runs: {}); reader CPU {:.1} s a run",
             rate_str(raw_rate),
-            rates_str(&raw_rates)
+            rates_str(&raw_rates),
+            median(&raw_cpus)
         ),
         String::new(),
         "",
