@@ -426,7 +426,18 @@ impl Shim {
             // SAFETY: signalling the command's own process group.
             unsafe { libc::kill(-self.command, signal) };
         }
-        self.wait_children_until((now_ms() + QUICK_MS).min(deadline));
+        // Wait for the group to die, but not once it is gone: whatever is left then
+        // escaped it (setsid, a job in its own group) and is looked up at once, rather than
+        // after the rest of QUICK_MS.
+        let quick = (now_ms() + QUICK_MS).min(deadline);
+        self.reap();
+        while self.children && self.group_alive() {
+            let left = quick - now_ms();
+            if left <= 0 {
+                break;
+            }
+            self.wait_signal(left as i32);
+        }
         if !self.children {
             return;
         }
@@ -445,6 +456,13 @@ impl Shim {
             }
             self.wait_signal(5);
         }
+    }
+
+    /// Whether any process is still in the command's process group. Its dead members are
+    /// the shim's own children (orphans reparent to it) and `reap` has collected them.
+    fn group_alive(&self) -> bool {
+        // SAFETY: signal 0 only checks that the group has a member we may signal.
+        unsafe { libc::kill(-self.command, 0) == 0 }
     }
 
     /// Reaps until no child is left or `deadline` (monotonic ms) passes.

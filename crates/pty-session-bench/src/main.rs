@@ -1,0 +1,193 @@
+//! `pty-session-bench`: runs each workload of issue 6 on pty-session and on the raw PTY
+//! limit in the same run, and prints a markdown table of absolute figures and ratios.
+//!
+//! ```text
+//! cargo build --release -p pty-session-server -p pty-session-bench
+//! target/release/pty-session-bench            # the full run (a few minutes)
+//! target/release/pty-session-bench --quick    # small counts, no verdicts (CI's smoke test)
+//! ```
+//!
+//! The MCP rows run the real `pty-session` binary, found next to this one (`--server`
+//! names another). Memory is measured in fresh child processes of this binary (hidden
+//! `--worker`), so that each peak (`VmHWM`) belongs to one workload; sessions' processes
+//! are separate processes and never counted.
+
+mod facade;
+mod mcp;
+mod raw;
+mod report;
+mod stats;
+mod sys;
+mod tmux;
+mod workloads;
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Parser, ValueEnum};
+
+/// Benchmarks pty-session against the raw PTY limit and prints a markdown table.
+#[derive(Parser, Debug)]
+#[command(version)]
+struct Args {
+    /// Small counts and no verdicts: a smoke test (CI runs it once).
+    #[arg(long)]
+    quick: bool,
+    /// The `pty-session` binary for the MCP rows [default: `pty-session` next to this one].
+    #[arg(long)]
+    server: Option<PathBuf>,
+    /// Run only these workloads (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<Workload>,
+    /// Skip peer tools (tmux) even where they are installed.
+    #[arg(long)]
+    no_peers: bool,
+    /// Internal: runs one memory workload in this fresh process and prints its result.
+    #[arg(long, hide = true)]
+    worker: Option<String>,
+}
+
+/// The workloads of issue 6.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Workload {
+    /// Echo round trip on `cat`.
+    Echo,
+    /// `6*7` to a python REPL.
+    Repl,
+    /// Round trips to bash, node and gdb.
+    Programs,
+    /// `seq 1 5000000`.
+    Bulk,
+    /// 1 GiB of base64.
+    Flood,
+    /// 1,000 idle `cat` sessions.
+    Idle,
+    /// Closing a bash whose children escaped.
+    Close,
+}
+
+/// Counts for one run: the full figures of issue 6, or small ones for `--quick`.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub quick: bool,
+    pub echo_sends: usize,
+    pub repl_rounds: usize,
+    pub program_rounds: usize,
+    /// Rounds are taken in blocks, alternating between the runs, so that the machine's
+    /// load falls on all of them alike.
+    pub blocks: usize,
+    /// Every how many rounds the (slow) peer tool takes one.
+    pub peer_every: usize,
+    pub seq_n: u64,
+    pub bulk_reps: usize,
+    pub flood_bytes: u64,
+    pub idle_sessions: usize,
+    pub close_reps: usize,
+    pub server: PathBuf,
+    pub python: String,
+    pub peers: bool,
+}
+
+impl Plan {
+    fn new(args: &Args) -> Result<Plan> {
+        let server = match &args.server {
+            Some(path) => path.clone(),
+            None => std::env::current_exe()
+                .context("where is this binary")?
+                .with_file_name("pty-session"),
+        };
+        anyhow::ensure!(
+            server.is_file(),
+            "the pty-session binary is not at {}; build it first \
+             (`cargo build [--release] -p pty-session-server`) or pass --server PATH",
+            server.display()
+        );
+        let python = sys::python();
+        let full = Plan {
+            quick: false,
+            echo_sends: 1000,
+            repl_rounds: 200,
+            program_rounds: 50,
+            blocks: 10,
+            peer_every: 10,
+            seq_n: 5_000_000,
+            bulk_reps: 3,
+            flood_bytes: 1 << 30,
+            idle_sessions: 1000,
+            close_reps: 10,
+            server,
+            python,
+            peers: !args.no_peers,
+        };
+        Ok(if args.quick {
+            Plan {
+                quick: true,
+                echo_sends: 20,
+                repl_rounds: 10,
+                program_rounds: 3,
+                blocks: 2,
+                peer_every: 5,
+                seq_n: 50_000,
+                bulk_reps: 1,
+                flood_bytes: 4 << 20,
+                idle_sessions: 20,
+                close_reps: 2,
+                // The smoke test needs nothing beyond what the tests install.
+                peers: false,
+                ..full
+            }
+        } else {
+            full
+        })
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let args = Args::parse();
+    let result = match &args.worker {
+        Some(job) => workloads::worker(job).await,
+        None => run(&args).await,
+    };
+    if let Err(err) = result {
+        eprintln!("pty-session-bench: {err:#}");
+        std::process::exit(1);
+    }
+}
+
+async fn run(args: &Args) -> Result<()> {
+    sys::raise_nofile();
+    let plan = Plan::new(args)?;
+    let machine = sys::machine();
+    let mut report = report::Report::new(plan.quick);
+    let all = [
+        Workload::Echo,
+        Workload::Repl,
+        Workload::Programs,
+        Workload::Bulk,
+        Workload::Flood,
+        Workload::Idle,
+        Workload::Close,
+    ];
+    for workload in all {
+        if !args.only.is_empty() && !args.only.contains(&workload) {
+            continue;
+        }
+        eprintln!("== {workload:?}");
+        let ran = match workload {
+            Workload::Echo => workloads::echo(&plan, &mut report).await,
+            Workload::Repl => workloads::repl(&plan, &mut report).await,
+            Workload::Programs => workloads::programs(&plan, &mut report).await,
+            Workload::Bulk => workloads::bulk(&plan, &mut report).await,
+            Workload::Flood => workloads::flood(&plan, &mut report).await,
+            Workload::Idle => workloads::idle(&plan, &mut report).await,
+            Workload::Close => workloads::close(&plan, &mut report).await,
+        };
+        ran.with_context(|| format!("workload {workload:?}"))?;
+    }
+    report.print(&machine, &plan);
+    if !plan.quick && report.missed() > 0 {
+        eprintln!("pty-session-bench: {} target(s) missed", report.missed());
+    }
+    Ok(())
+}
