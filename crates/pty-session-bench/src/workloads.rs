@@ -495,7 +495,7 @@ pub async fn flood(plan: &Plan, report: &mut Report) -> Result<()> {
     };
     report.row(
         &format!(
-            "`head -c {size} /dev/urandom | base64` ({:.2} GB on the PTY)",
+            "`head -c {size} /dev/urandom \\| base64` ({:.2} GB on the PTY)",
             pty_bytes as f64 / 1e9
         ),
         "facade, drained",
