@@ -50,12 +50,18 @@ pub(crate) struct Renderer {
 }
 
 /// The line being drawn and the little screen state a line view needs.
+///
+/// The text is kept as UTF-8 bytes and addressed by cell (character). While every cell is
+/// one byte (`text.len() == cells`, the common case) a cell's index is its byte offset, and
+/// printing, padding and completing a line are byte copies; otherwise finding a cell walks
+/// the text up to it.
 struct Line {
-    cells: Vec<char>,
-    /// The cursor's column, which may lie past the end of `cells`.
+    /// The line's text, always whole UTF-8 characters.
+    text: Vec<u8>,
+    /// The number of characters in `text`.
+    cells: usize,
+    /// The cursor's column, which may lie past the last cell.
     col: usize,
-    /// UTF-8 length of `cells`.
-    bytes: usize,
     alt_screen: bool,
     /// Lines completed since the screen was last cleared or homed, for the row estimate.
     row: usize,
@@ -68,9 +74,9 @@ impl Renderer {
         Renderer {
             parser: vte::Parser::new(),
             line: Line {
-                cells: Vec::new(),
+                text: Vec::new(),
+                cells: 0,
                 col: 0,
-                bytes: 0,
                 alt_screen: false,
                 row: 0,
                 rows,
@@ -101,7 +107,7 @@ impl Renderer {
 
     /// The rendered text after the last line end, such as `>>> `.
     pub(crate) fn pending(&self) -> String {
-        self.line.cells.iter().collect()
+        self.line.to_string(..self.line.text.len())
     }
 
     /// Whether a full-screen program has the alternate screen on.
@@ -130,78 +136,120 @@ fn cut_character_len(bytes: &[u8]) -> usize {
 }
 
 impl Line {
+    /// Whether every cell is one byte.
+    fn is_ascii(&self) -> bool {
+        self.text.len() == self.cells
+    }
+
+    /// The byte offset of cell `cell` (`text.len()` for the end or past it).
+    fn offset(&self, cell: usize) -> usize {
+        if self.is_ascii() {
+            return cell.min(self.text.len());
+        }
+        let mut seen = 0;
+        for (at, &byte) in self.text.iter().enumerate() {
+            if !is_continuation(byte) {
+                if seen == cell {
+                    return at;
+                }
+                seen += 1;
+            }
+        }
+        self.text.len()
+    }
+
+    fn to_string(&self, range: impl std::slice::SliceIndex<[u8], Output = [u8]>) -> String {
+        String::from_utf8(self.text[range].to_vec()).expect("the text holds whole characters")
+    }
+
+    /// Replaces the cells `from..to` (which exist) with `with`, `cells` characters long.
+    fn replace(&mut self, from: usize, to: usize, with: &[u8], cells: usize) {
+        let (start, end) = (self.offset(from), self.offset(to));
+        self.text.splice(start..end, with.iter().copied());
+        self.cells = self.cells - (to - from) + cells;
+    }
+
     fn commit(&mut self, out: &mut Rendered) {
-        let mut line = String::with_capacity(self.bytes);
-        line.extend(self.cells.drain(..));
-        out.lines.push(line);
+        // A copy of exactly the line's length; the buffer stays for the next line.
+        out.lines.push(self.to_string(..));
+        self.text.clear();
+        self.cells = 0;
         self.col = 0;
-        self.bytes = 0;
         self.row += 1;
     }
 
     #[inline]
     fn print(&mut self, c: char, out: &mut Rendered) {
-        if self.col == self.cells.len() {
-            // The common case: text appended at the end of the line.
-            self.cells.push(c);
-        } else if self.col < self.cells.len() {
-            self.bytes -= self.cells[self.col].len_utf8();
-            self.cells[self.col] = c;
+        let mut buf = [0; 4];
+        let encoded = c.encode_utf8(&mut buf).as_bytes();
+        if self.col >= self.cells {
+            // Appended at the end of the line; a cursor moved past the end leaves blanks.
+            let pad = self.col - self.cells;
+            self.text.resize(self.text.len() + pad, b' ');
+            self.text.extend_from_slice(encoded);
+            self.cells = self.col + 1;
+        } else if self.is_ascii() && encoded.len() == 1 {
+            self.text[self.col] = encoded[0];
         } else {
-            // The cursor was moved past the end: the gap is blank.
-            let pad = self.col - self.cells.len();
-            self.cells.resize(self.col, ' ');
-            self.bytes += pad;
-            self.cells.push(c);
+            self.replace(self.col, self.col + 1, encoded, 1);
         }
-        self.bytes += c.len_utf8();
         self.col += 1;
-        if self.bytes > MAX_LINE_BYTES {
+        if self.text.len() > MAX_LINE_BYTES {
             self.cut(out);
         }
     }
 
     /// Moves the longest prefix that fits into a completed line, until the rest fits.
     fn cut(&mut self, out: &mut Rendered) {
-        while self.bytes > MAX_LINE_BYTES {
-            let mut taken = 0;
-            let mut len = 0;
-            for c in &self.cells {
-                if taken + c.len_utf8() > MAX_LINE_BYTES {
-                    break;
-                }
-                taken += c.len_utf8();
-                len += 1;
+        while self.text.len() > MAX_LINE_BYTES {
+            let mut end = MAX_LINE_BYTES;
+            while is_continuation(self.text[end]) {
+                end -= 1;
             }
-            out.lines.push(self.cells.drain(..len).collect());
-            self.bytes -= taken;
-            self.col = self.col.saturating_sub(len);
+            let taken = self.text[..end]
+                .iter()
+                .filter(|&&b| !is_continuation(b))
+                .count();
+            out.lines.push(self.to_string(..end));
+            self.text.drain(..end);
+            self.cells -= taken;
+            self.col = self.col.saturating_sub(taken);
             self.row += 1;
         }
     }
 
-    fn recount(&mut self) {
-        self.bytes = self.cells.iter().map(|c| c.len_utf8()).sum();
-    }
-
     fn erase_in_line(&mut self, mode: u16) {
         match mode {
-            0 => self.cells.truncate(self.col),
-            1 => {
-                let end = (self.col + 1).min(self.cells.len());
-                self.cells[..end].fill(' ');
+            0 => {
+                let end = self.offset(self.col);
+                self.text.truncate(end);
+                self.cells = self.cells.min(self.col);
             }
-            2 => self.cells.clear(),
-            _ => return,
+            1 => {
+                let end = (self.col + 1).min(self.cells);
+                self.blank(0, end);
+            }
+            2 => {
+                self.text.clear();
+                self.cells = 0;
+            }
+            _ => {}
         }
-        self.recount();
+    }
+
+    /// Turns the cells `from..to` (which exist) into blanks.
+    fn blank(&mut self, from: usize, to: usize) {
+        if self.is_ascii() {
+            self.text[from..to].fill(b' ');
+        } else {
+            self.replace(from, to, &vec![b' '; to - from], to - from);
+        }
     }
 
     fn delete(&mut self, n: usize) {
-        if self.col < self.cells.len() {
-            let end = (self.col + n).min(self.cells.len());
-            self.cells.drain(self.col..end);
-            self.recount();
+        if self.col < self.cells {
+            let end = (self.col + n).min(self.cells);
+            self.replace(self.col, end, &[], 0);
         }
     }
 
@@ -209,26 +257,28 @@ impl Line {
     /// a terminal's right margin is (found by fuzzing: without it a huge count grew the
     /// pending line past the bound).
     fn insert_blanks(&mut self, n: usize) {
-        if self.col < self.cells.len() {
+        if self.col < self.cells {
             let n = n.min(MAX_LINE_BYTES);
-            self.cells
-                .splice(self.col..self.col, std::iter::repeat_n(' ', n));
-            self.recount();
-            while self.bytes > MAX_LINE_BYTES {
-                let dropped = self
-                    .cells
-                    .pop()
-                    .expect("a line over the bound is not empty");
-                self.bytes -= dropped.len_utf8();
+            self.replace(self.col, self.col, &vec![b' '; n], n);
+            if self.text.len() > MAX_LINE_BYTES {
+                let mut end = MAX_LINE_BYTES;
+                while is_continuation(self.text[end]) {
+                    end -= 1;
+                }
+                let dropped = self.text[end..]
+                    .iter()
+                    .filter(|&&b| !is_continuation(b))
+                    .count();
+                self.text.truncate(end);
+                self.cells -= dropped;
             }
         }
     }
 
     fn erase_chars(&mut self, n: usize) {
-        let end = (self.col + n).min(self.cells.len());
+        let end = (self.col + n).min(self.cells);
         if self.col < end {
-            self.cells[self.col..end].fill(' ');
-            self.recount();
+            self.blank(self.col, end);
         }
     }
 
@@ -237,6 +287,11 @@ impl Line {
         out.replies
             .extend_from_slice(format!("\x1b[{row};{}R", self.col + 1).as_bytes());
     }
+}
+
+/// Whether `byte` continues a UTF-8 character rather than starting one.
+fn is_continuation(byte: u8) -> bool {
+    byte & 0xC0 == 0x80
 }
 
 /// The `vte` performer for one feed.
@@ -594,6 +649,147 @@ mod tests {
         ));
     }
 
+    /// One thing a program does to a line, for the model test.
+    #[derive(Debug, Clone)]
+    enum Op {
+        Print(char),
+        Newline,
+        Return,
+        Backspace,
+        Right(u16),
+        Left(u16),
+        Column(u16),
+        EraseInLine(u16),
+        Delete(u16),
+        InsertBlanks(u16),
+        EraseChars(u16),
+    }
+
+    impl Op {
+        fn bytes(&self) -> Vec<u8> {
+            match self {
+                Op::Print(c) => c.to_string().into_bytes(),
+                Op::Newline => b"\n".to_vec(),
+                Op::Return => b"\r".to_vec(),
+                Op::Backspace => b"\x08".to_vec(),
+                Op::Right(n) => format!("\x1b[{n}C").into_bytes(),
+                Op::Left(n) => format!("\x1b[{n}D").into_bytes(),
+                Op::Column(n) => format!("\x1b[{n}G").into_bytes(),
+                Op::EraseInLine(n) => format!("\x1b[{n}K").into_bytes(),
+                Op::Delete(n) => format!("\x1b[{n}P").into_bytes(),
+                Op::InsertBlanks(n) => format!("\x1b[{n}@").into_bytes(),
+                Op::EraseChars(n) => format!("\x1b[{n}X").into_bytes(),
+            }
+        }
+    }
+
+    /// The line rules written plainly, a vector of characters: what the renderer, which
+    /// works on bytes, must agree with.
+    #[derive(Default)]
+    struct Model {
+        lines: Vec<String>,
+        cells: Vec<char>,
+        /// UTF-8 length of `cells`.
+        bytes: usize,
+        col: usize,
+    }
+
+    impl Model {
+        fn apply(&mut self, op: &Op) {
+            let count = |n: &u16| usize::from(*n.max(&1));
+            let bytes = |cells: &[char]| cells.iter().map(|c| c.len_utf8()).sum::<usize>();
+            match op {
+                Op::Print(c) => {
+                    if self.col < self.cells.len() {
+                        self.bytes -= self.cells[self.col].len_utf8();
+                        self.cells[self.col] = *c;
+                    } else {
+                        self.bytes += self.col - self.cells.len();
+                        self.cells.resize(self.col, ' ');
+                        self.cells.push(*c);
+                    }
+                    self.bytes += c.len_utf8();
+                    self.col += 1;
+                    while self.bytes > MAX_LINE_BYTES {
+                        let (mut fits, mut taken) = (0, 0);
+                        while taken + self.cells[fits].len_utf8() <= MAX_LINE_BYTES {
+                            taken += self.cells[fits].len_utf8();
+                            fits += 1;
+                        }
+                        self.lines.push(self.cells.drain(..fits).collect());
+                        self.col = self.col.saturating_sub(fits);
+                        self.bytes = bytes(&self.cells);
+                    }
+                    return;
+                }
+                Op::Newline => {
+                    self.lines.push(self.cells.drain(..).collect());
+                    self.col = 0;
+                }
+                Op::Return => self.col = 0,
+                Op::Backspace => self.col = self.col.saturating_sub(1),
+                Op::Right(n) => self.col = (self.col + count(n)).min(MAX_LINE_BYTES),
+                Op::Left(n) => self.col = self.col.saturating_sub(count(n)),
+                Op::Column(n) => self.col = (count(n) - 1).min(MAX_LINE_BYTES),
+                Op::EraseInLine(0) => self.cells.truncate(self.col),
+                Op::EraseInLine(1) => {
+                    let end = (self.col + 1).min(self.cells.len());
+                    self.cells[..end].fill(' ');
+                }
+                Op::EraseInLine(2) => self.cells.clear(),
+                Op::EraseInLine(_) => {}
+                Op::Delete(n) => {
+                    let end = (self.col + count(n)).min(self.cells.len());
+                    if self.col < end {
+                        self.cells.drain(self.col..end);
+                    }
+                }
+                Op::InsertBlanks(n) => {
+                    if self.col < self.cells.len() {
+                        let blanks = std::iter::repeat_n(' ', count(n).min(MAX_LINE_BYTES));
+                        self.cells.splice(self.col..self.col, blanks);
+                        let mut len = bytes(&self.cells);
+                        while len > MAX_LINE_BYTES {
+                            len -= self.cells.pop().map_or(0, char::len_utf8);
+                        }
+                    }
+                }
+                Op::EraseChars(n) => {
+                    let end = (self.col + count(n)).min(self.cells.len());
+                    if self.col < end {
+                        self.cells[self.col..end].fill(' ');
+                    }
+                }
+            }
+            // The cursor moves left the cells alone; the rest changed them.
+            if !matches!(
+                op,
+                Op::Return | Op::Backspace | Op::Right(_) | Op::Left(_) | Op::Column(_)
+            ) {
+                self.bytes = bytes(&self.cells);
+            }
+        }
+    }
+
+    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        // Mostly small counts; now and then one that reaches the 64 KiB bound.
+        let n = || prop_oneof![8 => 0u16..12, 1 => 21_000u16..=65_535];
+        prop_oneof![
+            12 => proptest::sample::select(vec!['a', 'b', ' ', 'é', '語', '🦀']).prop_map(Op::Print),
+            2 => Just(Op::Newline),
+            2 => Just(Op::Return),
+            1 => Just(Op::Backspace),
+            1 => n().prop_map(Op::Right),
+            1 => n().prop_map(Op::Left),
+            1 => n().prop_map(Op::Column),
+            1 => (0u16..4).prop_map(Op::EraseInLine),
+            1 => n().prop_map(Op::Delete),
+            1 => n().prop_map(Op::InsertBlanks),
+            1 => n().prop_map(Op::EraseChars),
+        ]
+    }
+
     proptest::proptest! {
         /// Any bytes, split anywhere, render the same as when fed whole, without a panic
         /// and within the line bound.
@@ -616,6 +812,20 @@ mod tests {
             renderer.feed(&input, &mut out);
             proptest::prop_assert!(out.lines.iter().all(|l| l.len() <= MAX_LINE_BYTES));
             proptest::prop_assert!(renderer.pending().len() <= MAX_LINE_BYTES);
+        }
+
+        /// The renderer's lines and pending line are the model's, cell for cell.
+        #[test]
+        fn lines_follow_the_cell_model(ops in proptest::collection::vec(op(), 0..400)) {
+            let mut model = Model::default();
+            let mut renderer = Renderer::new(40);
+            let mut out = Rendered::default();
+            for op in &ops {
+                model.apply(op);
+                renderer.feed(&op.bytes(), &mut out);
+            }
+            proptest::prop_assert_eq!(out.lines, model.lines);
+            proptest::prop_assert_eq!(renderer.pending(), model.cells.iter().collect::<String>());
         }
     }
 }
