@@ -1,7 +1,22 @@
 //! What `/proc` tells about processes: parent links (for the shim's tree kill) and whether
 //! the terminal's foreground group waits for input (for settling).
 
+use std::borrow::Cow;
 use std::fs;
+use std::io::Read;
+use std::path::Path;
+
+/// Room for any of the small `/proc` records read here (`stat` is about 300 bytes).
+const RECORD_BYTES: usize = 1024;
+
+/// Reads a small `/proc` record with one `read`: the kernel formats the whole record for
+/// the first read, so a buffer that holds it gets it at once (`read_to_string` grows its
+/// buffer from 32 bytes and makes six calls for a `stat`). Settling samples these files
+/// every few hundred microseconds, so the calls count.
+fn read_record(path: impl AsRef<Path>, buf: &mut [u8; RECORD_BYTES]) -> Option<Cow<'_, str>> {
+    let n = fs::File::open(path).ok()?.read(buf).ok()?;
+    Some(String::from_utf8_lossy(&buf[..n]))
+}
 
 /// One process's `stat` fields that matter here.
 struct Stat {
@@ -35,7 +50,8 @@ fn stats_from(min_pid: i32) -> impl Iterator<Item = Stat> {
             if pid < min_pid {
                 return None;
             }
-            let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let mut buf = [0; RECORD_BYTES];
+            let text = read_record(format!("/proc/{pid}/stat"), &mut buf)?;
             parse_stat(&text).map(|(_, stat)| stat)
         })
 }
@@ -109,23 +125,23 @@ pub(crate) fn sample(members: &[i32]) -> Option<GroupSample> {
     let mut all_asleep = true;
     let mut any_input = false;
     let mut runs = 0u64;
+    let mut buf = [0; RECORD_BYTES];
     for pid in members {
         let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
             continue;
         };
         for task in tasks.flatten() {
             let dir = task.path();
-            let Ok(stat) = fs::read_to_string(dir.join("stat")) else {
-                continue;
-            };
-            let Some((state, _)) = parse_stat(&stat) else {
+            let Some((state, _)) =
+                read_record(dir.join("stat"), &mut buf).and_then(|stat| parse_stat(&stat))
+            else {
                 continue;
             };
             if matches!(state, 'Z' | 'X') {
                 continue;
             }
             any_task = true;
-            if let Ok(schedstat) = fs::read_to_string(dir.join("schedstat")) {
+            if let Some(schedstat) = read_record(dir.join("schedstat"), &mut buf) {
                 runs += schedstat
                     .split_whitespace()
                     .nth(2)
@@ -136,7 +152,7 @@ pub(crate) fn sample(members: &[i32]) -> Option<GroupSample> {
                 all_asleep = false;
                 continue;
             }
-            if !any_input && in_input_syscall(*pid, &dir) {
+            if !any_input && in_input_syscall(*pid, &dir, &mut buf) {
                 any_input = true;
             }
         }
@@ -151,8 +167,8 @@ pub(crate) fn sample(members: &[i32]) -> Option<GroupSample> {
 /// program that sleeps reading a file on a slow filesystem, or a pipe from another
 /// process, is not waiting for the user. (What poll, select and epoll wait on cannot be
 /// seen without tracing, so they count.)
-fn in_input_syscall(pid: i32, task_dir: &std::path::Path) -> bool {
-    let Ok(text) = fs::read_to_string(task_dir.join("syscall")) else {
+fn in_input_syscall(pid: i32, task_dir: &Path, buf: &mut [u8; RECORD_BYTES]) -> bool {
+    let Some(text) = read_record(task_dir.join("syscall"), buf) else {
         return false;
     };
     let mut fields = text.split(' ');
