@@ -5,8 +5,9 @@
 //! `/proc` only while a settle runs: the foreground group's tasks all asleep, one of them
 //! in an input syscall, nothing unread on the master, no new output, and proof that the
 //! program has seen what was written (it ran since, or nothing woke it for a while). The
-//! state must hold for [`CONFIRM`] before it counts, because output written just before a
-//! program went to sleep can still be on its way through the kernel.
+//! state must hold for [`CONFIRM`], with no task of the group run in between (their
+//! `schedstat` run counts unchanged), before it counts: one look at `/proc` reads the tasks
+//! one after another, and a task can wake and sleep again between the looks.
 
 use std::time::{Duration, Instant};
 
@@ -18,8 +19,9 @@ use crate::request::{SettleOptions, limits};
 use crate::session::Session;
 use crate::{Error, Result, Settle, SettleReason};
 
-/// How long input wait must hold, with no output, before a settle ends on it.
-const CONFIRM: Duration = Duration::from_micros(300);
+/// How long input wait must hold, with no output and no task run, before a settle ends
+/// on it.
+const CONFIRM: Duration = Duration::from_micros(100);
 /// After output, how long to sample closely (by yielding) before falling back to ticks.
 const CLOSE_WATCH: Duration = Duration::from_millis(3);
 /// The sampling period otherwise.
@@ -191,8 +193,9 @@ pub(crate) async fn settle(
 /// Samples the foreground group during one settle.
 #[derive(Default)]
 struct InputWatcher {
-    /// Since when, and at which output count, the group has waited for input.
-    candidate: Option<(Instant, u64)>,
+    /// Since when the group has waited for input, and the output count and the group's
+    /// run count then.
+    candidate: Option<(Instant, u64, u64)>,
     /// When this settle last looked the group's members up.
     scanned: Option<Instant>,
 }
@@ -205,23 +208,24 @@ impl InputWatcher {
     fn settled(&mut self, session: &Session, seq: u64, now: Instant) -> bool {
         let waiting = self.waiting(session, now);
         match (waiting, self.candidate) {
-            (false, _) => {
+            (None, _) => {
                 self.candidate = None;
                 false
             }
-            (true, Some((since, at_seq))) if at_seq == seq => now.duration_since(since) >= CONFIRM,
-            (true, _) => {
-                self.candidate = Some((now, seq));
+            (Some(runs), Some((since, at_seq, at_runs))) if (at_seq, at_runs) == (seq, runs) => {
+                now.duration_since(since) >= CONFIRM
+            }
+            (Some(runs), _) => {
+                self.candidate = Some((now, seq, runs));
                 false
             }
         }
     }
 
-    fn waiting(&mut self, session: &Session, now: Instant) -> bool {
+    /// The group's run count if it waits for input now.
+    fn waiting(&mut self, session: &Session, now: Instant) -> Option<u64> {
         let master = session.master.get_ref();
-        let Some(pgrp) = crate::pty::foreground_group(master) else {
-            return false;
-        };
+        let pgrp = crate::pty::foreground_group(master)?;
         // Members may join the group while it runs (a pipeline, a child of the shell's
         // job), so a settle looks again now and then.
         let scanned = *self.scanned.get_or_insert(now);
@@ -237,21 +241,22 @@ impl InputWatcher {
         else {
             // The members we knew are gone: look again next time.
             session.group_members(pgrp, true);
-            return false;
+            return None;
         };
         if !waiting_for_input || crate::pty::output_unread(master) {
-            return false;
+            return None;
         }
         // A program asleep in a read with input waiting for it has not been scheduled
         // yet, or has not even been handed the input: it is about to run, not waiting.
         if crate::pty::input_unread(master) == Some(true) {
-            return false;
+            return None;
         }
         // Input written to the terminal must have reached the program: it ran since, or
         // nothing woke it for a while. A session nothing was written to needs no proof.
-        session.last_write().is_none_or(|mark| {
+        let seen = session.last_write().is_none_or(|mark| {
             mark.group != Some((pgrp, runs)) || now.duration_since(mark.at) >= NO_WAKE
-        })
+        });
+        seen.then_some(runs)
     }
 }
 
