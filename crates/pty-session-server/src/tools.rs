@@ -5,7 +5,10 @@
 //! facade and shapes the reply ([`reply`]); there is no other logic here. The doc comment
 //! of each tool method is its MCP description.
 
+use std::sync::LazyLock;
+
 use pty_session::{Error, Owner, PtyService, SessionId};
+use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
@@ -114,6 +117,7 @@ impl PtyTools {
 }
 
 #[tool_handler(
+    router = PtyTools::router(),
     name = "pty-session",
     instructions = "Interactive processes on pseudo-terminals. pty_open starts one (a shell, \
                     python, gdb, ssh, psql) and returns its sessionId; pty_send types into it and \
@@ -140,6 +144,13 @@ impl PtyTools {
             service,
             caller: Caller::Http(owners),
         }
+    }
+
+    /// The tools, built once: rmcp's default builds them, JSON schemas and all, for every
+    /// request.
+    fn router() -> &'static ToolRouter<PtyTools> {
+        static ROUTER: LazyLock<ToolRouter<PtyTools>> = LazyLock::new(PtyTools::tool_router);
+        &ROUTER
     }
 
     fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<ActiveOwner, ErrorData> {
