@@ -501,13 +501,6 @@ impl Drop for Gdb {
         if self.closed {
             return;
         }
-        // Without a runtime there is nothing to close with; the owner's dispose, or the
-        // service's end, still kills the tree.
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let (pty, owner, id) = (self.pty.clone(), self.owner.clone(), self.id.clone());
-            runtime.spawn(async move {
-                let _ = pty.close(&owner, &id).await;
-            });
-        }
+        self.pty.close_in_background(&self.owner, &self.id);
     }
 }

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use pty_session::quote_word;
+
 /// How [`Gdb::start`](crate::Gdb::start) runs gdb.
 ///
 /// ```
@@ -127,37 +129,24 @@ impl GdbOptions {
         if shell {
             words.push("exec".to_owned());
         }
-        words.push(quote(&self.gdb));
+        words.push(quote_word(&self.gdb).into_owned());
         for word in ["-q", "--nx", "-i=mi2"] {
             words.push(word.to_owned());
         }
         if self.mi_async {
             words.push("-iex".to_owned());
-            words.push(quote("set mi-async on"));
+            words.push(quote_word("set mi-async on").into_owned());
         }
         if let Some(tty) = &self.tty {
-            words.push(quote(&format!("--tty={}", tty.display())));
+            words.push(quote_word(&format!("--tty={}", tty.display())).into_owned());
         }
-        words.extend(self.gdb_args.iter().map(|a| quote(a)));
+        words.extend(self.gdb_args.iter().map(|a| quote_word(a).into_owned()));
         if let Some(program) = &self.program {
             words.push("--args".to_owned());
-            words.push(quote(&program.to_string_lossy()));
-            words.extend(self.args.iter().map(|a| quote(a)));
+            words.push(quote_word(&program.to_string_lossy()).into_owned());
+            words.extend(self.args.iter().map(|a| quote_word(a).into_owned()));
         }
         words.join(" ")
-    }
-}
-
-/// `word` in single quotes unless it is plainly safe; a `'` becomes `'\''`.
-fn quote(word: &str) -> String {
-    let safe = !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
-    if safe {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 

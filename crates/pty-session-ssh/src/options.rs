@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use pty_session::quote_word;
+
 use crate::secret::SecretSource;
 use crate::{HostKeyPolicy, Secret, SecretPrompt};
 
@@ -230,7 +232,7 @@ impl SshOptions {
         words.push(self.host.clone());
         words
             .iter()
-            .map(|word| quote(word))
+            .map(|word| quote_word(word))
             .collect::<Vec<_>>()
             .join(" ")
     }
@@ -252,19 +254,6 @@ impl fmt::Debug for SshOptions {
             .field("secrets", &self.secrets.as_ref().map(|_| ".."))
             .field("timeout", &self.timeout)
             .finish_non_exhaustive()
-    }
-}
-
-/// `word` in single quotes unless it is plainly safe; a `'` becomes `'\''`.
-fn quote(word: &str) -> String {
-    let safe = !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
-    if safe {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 

@@ -84,6 +84,29 @@ impl Backend for ExecBackend {
     }
 }
 
+/// `word` as one word of a command line for either backend: unchanged when it is plainly
+/// safe, otherwise in single quotes, where a `'` becomes `'\''`. `/bin/sh -c` (the `shell`
+/// backend) and POSIX word splitting (the `exec` backend) both read it back as `word`.
+///
+/// ```
+/// use pty_session::quote_word;
+///
+/// assert_eq!(quote_word("--tty=/dev/pts/3"), "--tty=/dev/pts/3");
+/// assert_eq!(quote_word("it's a file"), r"'it'\''s a file'");
+/// assert_eq!(quote_word(""), "''");
+/// ```
+pub fn quote_word(word: &str) -> std::borrow::Cow<'_, str> {
+    let safe = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+    if safe {
+        word.into()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''")).into()
+    }
+}
+
 /// The registered backends, by name. The default holds `shell` and `exec`.
 #[derive(Clone)]
 pub struct Backends(BTreeMap<String, Arc<dyn Backend>>);

@@ -55,7 +55,7 @@ mod shim;
 mod signal;
 mod spawn;
 
-pub use backend::{Backend, Backends, ExecBackend, ShellBackend};
+pub use backend::{Backend, Backends, ExecBackend, ShellBackend, quote_word};
 pub use config::Config;
 pub use error::{Error, Result};
 pub use owner::{Owner, SessionId};

@@ -392,6 +392,19 @@ impl PtyService {
         self.shared.close_all(|_| false).await;
     }
 
+    /// Starts closing a session without waiting for it: for the `Drop` of a type that owns
+    /// a session. It needs a tokio runtime on the current thread; without one it does
+    /// nothing, and the owner's [`dispose`](PtyService::dispose) or the service's
+    /// [`shutdown`](PtyService::shutdown) still kills the tree.
+    pub fn close_in_background(&self, owner: &Owner, id: &SessionId) {
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let (pty, owner, id) = (self.clone(), owner.clone(), id.clone());
+            runtime.spawn(async move {
+                let _ = pty.close(&owner, &id).await;
+            });
+        }
+    }
+
     /// The ids of `owner`'s open sessions, sorted.
     pub fn sessions(&self, owner: &Owner) -> Vec<SessionId> {
         self.shared.registry().owner_ids(owner)
