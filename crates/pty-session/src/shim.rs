@@ -102,10 +102,12 @@ extern "C" fn init() {
 
 /// The shim's whole life; returns its exit code.
 fn run() -> i32 {
+    // Each argument ends with a NUL; an empty argument is a NUL alone, and stays one.
     let args = match std::fs::read("/proc/self/cmdline") {
         Ok(raw) => raw
+            .strip_suffix(b"\0")
+            .unwrap_or(&raw)
             .split(|b| *b == 0)
-            .filter(|arg| !arg.is_empty())
             .map(|arg| OsString::from_vec(arg.to_vec()))
             .collect::<Vec<_>>(),
         Err(_) => return 126,

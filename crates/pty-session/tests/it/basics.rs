@@ -222,10 +222,10 @@ async fn exec_backend_runs_without_a_shell() {
     let opened = open(
         &pty,
         &owner,
-        OpenRequest::new(r#"printf "%s|" "a b" '$HOME' c"#),
+        OpenRequest::new(r#"printf "%s|" "a b" '$HOME' "" c ''"#),
     )
     .await;
-    assert_eq!(opened.pending, "a b|$HOME|c|");
+    assert_eq!(opened.pending, "a b|$HOME||c||", "empty words are words");
     let err = pty
         .open(
             &owner,
