@@ -5,9 +5,10 @@
 //! `/proc` only while a settle runs: the foreground group's tasks all asleep, one of them
 //! in an input syscall, nothing unread on the master, no new output, and proof that the
 //! program has seen what was written (it ran since, or nothing woke it for a while). The
-//! state must hold for [`CONFIRM`], with no task of the group run in between (their
-//! `schedstat` run counts unchanged), before it counts: one look at `/proc` reads the tasks
-//! one after another, and a task can wake and sleep again between the looks.
+//! state must hold before it counts, because one look at `/proc` reads the tasks one after
+//! another, and a task can wake and sleep again between looks: for [`CONFIRM_STILL`] if no
+//! task of the group ran in between (their `schedstat` run counts unchanged), otherwise for
+//! [`CONFIRM`].
 
 use std::time::{Duration, Instant};
 
@@ -19,9 +20,12 @@ use crate::request::{SettleOptions, limits};
 use crate::session::Session;
 use crate::{Error, Result, Settle, SettleReason};
 
-/// How long input wait must hold, with no output and no task run, before a settle ends
-/// on it.
-const CONFIRM: Duration = Duration::from_micros(100);
+/// How long input wait must hold, with no output and no task of the group run, before a
+/// settle ends on it.
+const CONFIRM_STILL: Duration = Duration::from_micros(100);
+/// How long input wait must hold, with no output, when tasks ran meanwhile (a runtime's
+/// helper threads, such as node's, wake and sleep again while the main thread waits).
+const CONFIRM: Duration = Duration::from_micros(300);
 /// After output, how long to sample closely (by yielding) before falling back to ticks.
 const CLOSE_WATCH: Duration = Duration::from_millis(3);
 /// The sampling period otherwise.
@@ -212,8 +216,9 @@ impl InputWatcher {
                 self.candidate = None;
                 false
             }
-            (Some(runs), Some((since, at_seq, at_runs))) if (at_seq, at_runs) == (seq, runs) => {
-                now.duration_since(since) >= CONFIRM
+            (Some(runs), Some((since, at_seq, at_runs))) if at_seq == seq => {
+                let held = now.duration_since(since);
+                held >= CONFIRM || (held >= CONFIRM_STILL && runs == at_runs)
             }
             (Some(runs), _) => {
                 self.candidate = Some((now, seq, runs));
