@@ -209,6 +209,12 @@ impl Session {
             let mut got_output = false;
             let mut eof = false;
             loop {
+                // Bytes are read under the state lock, so that they are never out of the
+                // master and not yet in the scrollback for anyone who looks: a settle that
+                // finds the master empty and then reads the scrollback gets them (without
+                // it, a drain preempted between the two lost a reply its last line, 4 in
+                // 3,000 echo replies on a busy machine).
+                let mut state = self.state();
                 match crate::pty::read_some(self.master.get_ref(), buf) {
                     Ok(0) => {
                         eof = true;
@@ -216,7 +222,6 @@ impl Session {
                     }
                     Ok(n) => {
                         got_output = true;
-                        let mut state = self.state();
                         state.renderer.feed(&buf[..n], &mut rendered);
                         for line in rendered.lines.drain(..) {
                             state.scrollback.push(line);
