@@ -169,6 +169,9 @@ pub(crate) async fn settle(
             if now.duration_since(last_change) < CLOSE_WATCH || watcher.confirming() {
                 // Sample closely right after output: the program usually goes back to
                 // its read within microseconds, and the timer cannot wait less than 1 ms.
+                // The thread also yields its CPU, so that the program it watches runs
+                // first when the two share a core.
+                std::thread::yield_now();
                 tokio::select! {
                     () = tokio::task::yield_now() => {}
                     () = cancel.cancelled() => return Err(Error::Cancelled),
