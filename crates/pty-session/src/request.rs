@@ -278,6 +278,21 @@ pub struct SendRequest {
     pub(crate) cancel: Option<CancellationToken>,
 }
 
+/// The data is overwritten when the request is dropped (the service drops it when the
+/// call ends), so a password typed with a send does not linger in freed memory.
+impl Drop for SendRequest {
+    fn drop(&mut self) {
+        wipe(std::mem::take(&mut self.data).into_bytes());
+    }
+}
+
+/// Overwrites `bytes` before freeing them.
+pub(crate) fn wipe(mut bytes: Vec<u8>) {
+    bytes.fill(0);
+    // Keeps the compiler from dropping the overwrite as a dead store.
+    std::hint::black_box(&bytes);
+}
+
 impl SendRequest {
     /// Writes `data` as UTF-8 bytes exactly, then the Enter key (`\r`) unless
     /// [`submit(false)`](Self::submit).

@@ -301,10 +301,13 @@ impl PtyService {
                 status: exit.to_string(),
             });
         }
-        let mut bytes = request.data.into_bytes();
+        let mut bytes = Vec::with_capacity(request.data.len() + 1);
+        bytes.extend_from_slice(request.data.as_bytes());
         if request.submit {
             bytes.push(b'\r');
         }
+        // The copy is overwritten however the call ends, like the request's own data.
+        let bytes = Wiped(bytes);
         let base = Baseline::now(&session);
         session.mark_write();
         let written = tokio::select! {
@@ -520,4 +523,20 @@ async fn write_all(
         }
     }
     Ok(())
+}
+
+/// Bytes overwritten when dropped: the service's copy of a send's data.
+struct Wiped(Vec<u8>);
+
+impl std::ops::Deref for Wiped {
+    type Target = Vec<u8>;
+    fn deref(&self) -> &Vec<u8> {
+        &self.0
+    }
+}
+
+impl Drop for Wiped {
+    fn drop(&mut self) {
+        crate::request::wipe(std::mem::take(&mut self.0));
+    }
 }
