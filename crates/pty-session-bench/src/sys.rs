@@ -65,19 +65,6 @@ pub fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
 
-/// Whether `pid` is a live process; a zombie counts as gone (it runs nothing).
-pub fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => false,
-        Ok(stat) => {
-            let state = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().next());
-            state != Some("Z")
-        }
-    }
-}
-
 /// Raises the soft limit of open files to the hard one: every session holds a few.
 pub fn raise_nofile() {
     use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
@@ -132,3 +119,5 @@ pub fn machine() -> String {
         kernel.trim()
     )
 }
+
+pub use pty_session_testkit::alive;

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pty_session::{Config, Owner, PtyService};
 use pty_session_gdb::{Gdb, GdbOptions, Record};
@@ -66,27 +66,4 @@ pub fn inferior_pid(records: &[Record]) -> Option<i32> {
     })
 }
 
-/// Whether process `pid` exists and is not a zombie.
-pub fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat
-                .rsplit(')')
-                .next()
-                .and_then(|rest| rest.trim_start().chars().next());
-            !matches!(state, Some('Z') | Some('X') | None)
-        }
-        Err(_) => false,
-    }
-}
-
-/// Polls `f` until it is true or `deadline` passes; panics with `what` on timeout.
-pub async fn eventually(what: &str, deadline: Duration, mut f: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !f() {
-        if start.elapsed() > deadline {
-            panic!("timed out after {deadline:?} waiting for {what}");
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
+pub use pty_session_testkit::{alive, eventually};

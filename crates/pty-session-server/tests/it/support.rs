@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio as ProcessStdio;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
@@ -261,26 +261,9 @@ pub async fn open(client: &Client, arguments: Value) -> (String, u32) {
     (id, pid)
 }
 
-/// Whether `pid` is a live process (a zombie counts as gone: it runs nothing).
-pub fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => false,
-        Ok(stat) => {
-            let state = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().next());
-            state != Some("Z")
-        }
-    }
-}
-
 /// Polls `condition` until it holds, panicking with `what` after the deadline.
-pub async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !condition() {
-        assert!(start.elapsed() < DEADLINE, "timed out waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+pub async fn eventually(what: &str, condition: impl FnMut() -> bool) {
+    pty_session_testkit::eventually(what, DEADLINE, condition).await;
 }
 
 /// A tokens file with `name token` lines.
@@ -384,3 +367,5 @@ pub async fn exit_success(child: &mut Child) -> bool {
         Err(_) => panic!("the server did not exit within {DEADLINE:?}"),
     }
 }
+
+pub use pty_session_testkit::alive;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pty_session::{CancellationToken, Config, OpenRequest, Owner, PtyService, SessionId, Settle};
 use pty_session_ssh::{HostKeyPolicy, Secret, SecretKind, SshOptions};
@@ -454,27 +454,4 @@ pub fn children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
-/// Whether process `pid` exists and is not a zombie.
-pub fn alive(pid: u32) -> bool {
-    match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat
-                .rsplit(')')
-                .next()
-                .and_then(|rest| rest.trim_start().chars().next());
-            !matches!(state, Some('Z') | Some('X') | None)
-        }
-        Err(_) => false,
-    }
-}
-
-/// Polls `f` until it is true or `deadline` passes; panics with `what` on timeout.
-pub async fn eventually(what: &str, deadline: Duration, mut f: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !f() {
-        if start.elapsed() > deadline {
-            panic!("timed out after {deadline:?} waiting for {what}");
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
+pub use pty_session_testkit::{alive, eventually};

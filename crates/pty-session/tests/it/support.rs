@@ -1,6 +1,6 @@
 //! Helpers shared by the integration tests.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use pty_session::{CancellationToken, Config, OpenRequest, Opened, Owner, PtyService};
 
@@ -34,31 +34,6 @@ pub async fn open_recording(
         .env("F", file.to_str().expect("utf-8 temp path"))
         .settle(pty_session::Settle::None);
     open(pty, owner, request).await
-}
-
-/// Whether process `pid` exists and is not a zombie.
-pub fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat
-                .rsplit(')')
-                .next()
-                .and_then(|rest| rest.trim_start().chars().next());
-            !matches!(state, Some('Z') | Some('X') | None)
-        }
-        Err(_) => false,
-    }
-}
-
-/// Polls `f` until it is true or `deadline` passes; panics with `what` on timeout.
-pub async fn eventually(what: &str, deadline: Duration, mut f: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !f() {
-        if start.elapsed() > deadline {
-            panic!("timed out after {deadline:?} waiting for {what}");
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
 }
 
 /// The real python3 interpreter: on these machines `python3` on PATH may be a pyenv shim,
@@ -103,3 +78,5 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+pub use pty_session_testkit::{alive, eventually};

@@ -1,0 +1,36 @@
+//! Helpers that the workspace's tests and its benchmark share: whether a process is still
+//! alive, and waiting until a condition holds. Not published.
+
+use std::time::{Duration, Instant};
+
+/// Whether process `pid` exists and runs: a zombie (or a dead task) counts as gone.
+///
+/// ```
+/// assert!(pty_session_testkit::alive(std::process::id()));
+/// assert!(!pty_session_testkit::alive(-1));
+/// ```
+pub fn alive(pid: impl Into<i64>) -> bool {
+    let pid = pid.into();
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            // The command name is in parentheses and may hold anything; the state follows.
+            let state = stat
+                .rsplit(')')
+                .next()
+                .and_then(|rest| rest.trim_start().chars().next());
+            !matches!(state, Some('Z' | 'X') | None)
+        }
+        Err(_) => false,
+    }
+}
+
+/// Polls `f` every 10 ms until it is true; panics naming `what` once `deadline` passed.
+pub async fn eventually(what: &str, deadline: Duration, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        if start.elapsed() > deadline {
+            panic!("timed out after {deadline:?} waiting for {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
