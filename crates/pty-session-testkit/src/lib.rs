@@ -1,5 +1,5 @@
 //! Helpers that the workspace's tests and its benchmark share: whether a process is still
-//! alive, and waiting until a condition holds. Not published.
+//! alive, a process's children by name, and waiting until a condition holds. Not published.
 
 use std::time::{Duration, Instant};
 
@@ -22,6 +22,33 @@ pub fn alive(pid: impl Into<i64>) -> bool {
         }
         Err(_) => false,
     }
+}
+
+/// The live children of `parent` whose command name (`/proc/<pid>/comm`) is `name`.
+///
+/// ```
+/// let me = std::process::id();
+/// assert!(pty_session_testkit::children(me, "no-such-name").is_empty());
+/// ```
+pub fn children(parent: impl Into<i64>, name: &str) -> Vec<i32> {
+    let parent = parent.into().to_string();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            // `pid (comm) state ppid ...`; the name may hold anything, so split around it.
+            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+                return false;
+            };
+            let ppid = stat[close + 1..].split_whitespace().nth(1);
+            &stat[open + 1..close] == name && ppid == Some(parent.as_str()) && alive(pid)
+        })
+        .collect()
 }
 
 /// Polls `f` every 10 ms until it is true; panics naming `what` once `deadline` passed.

@@ -27,13 +27,15 @@
 //! ```
 //!
 //! # The shim
-//! Each session's command runs under a small *shim* process: this library's own code. The
-//! service starts the current executable (`/proc/self/exe`) with the environment marker
-//! `PTY_SESSION_SHIM=1`; a constructor of this library, which runs before `main` in every
-//! program that links it (a server, a consumer's binary, a test binary), sees the marker
-//! and becomes the shim instead. Nothing needs configuring, and every program built on
-//! the library gets the same guarantee: the shim is a child subreaper that kills the whole
-//! process tree when the session closes or the service dies.
+//! Each session's command runs under a small *shim* process: this library's own code. At
+//! its first open the service starts the current executable (`/proc/self/exe`) once with
+//! the environment marker `PTY_SESSION_SPAWNER=1`; a constructor of this library, which
+//! runs before `main` in every program that links it (a server, a consumer's binary, a
+//! test binary), sees the marker and becomes the *spawner* instead: a small
+//! single-threaded process that forks one shim per session. Nothing needs configuring,
+//! and every program built on the library gets the same guarantee: the shim is a child
+//! subreaper that kills the whole process tree when the session closes or the service
+//! dies. `ps` shows the spawner as `pty-spawner` and each shim as `pty-session-shim`.
 //!
 //! Linux only: the shim, input-wait settling and the tree kill use `/proc`, `prctl` and
 //! `signalfd`.
@@ -54,6 +56,7 @@ mod settle;
 mod shim;
 mod signal;
 mod spawn;
+mod spawner;
 
 pub use backend::{Backend, Backends, ExecBackend, ShellBackend, quote_word};
 pub use config::Config;

@@ -15,7 +15,7 @@ use crate::request::limits;
 use crate::scrollback::Scrollback;
 use crate::session::Session;
 use crate::settle::{self, Baseline, Plan};
-use crate::spawn::{self, SpawnOptions};
+use crate::spawn::{self, SpawnOptions, Spawner};
 use crate::{
     Config, Error, OpenRequest, Opened, Output, Owner, Result, SendRequest, Sent, SessionId,
     Status, Tail,
@@ -38,6 +38,8 @@ struct Shared {
     input_wait: bool,
     /// Short critical sections only: no `.await` while it is held.
     registry: Mutex<Registry>,
+    /// Forks the shims; its process goes when the service does.
+    spawner: Spawner,
 }
 
 #[derive(Default)]
@@ -189,12 +191,13 @@ impl PtyService {
         if let Err(err) = config.validate() {
             panic!("invalid pty-session config: {err}");
         }
-        crate::shim::ensure_linked();
+        crate::spawner::ensure_linked();
         PtyService {
             shared: Arc::new(Shared {
                 config,
                 input_wait: crate::procfs::input_wait_supported(),
                 registry: Mutex::new(Registry::default()),
+                spawner: Spawner::default(),
             }),
         }
     }
@@ -227,7 +230,7 @@ impl PtyService {
         let options = self.spawn_options(&request)?;
         let reservation = self.shared.reserve(owner)?;
         let spawned = tokio::select! {
-            spawned = spawn::spawn(options) => spawned?,
+            spawned = spawn::spawn(&self.shared.spawner, options) => spawned?,
             () = cancel.cancelled() => return Err(Error::Cancelled),
         };
         let id = self.shared.fresh_id();
@@ -450,7 +453,7 @@ impl PtyService {
         let argv = backend.argv(&request.command)?;
         let service_env: BTreeMap<String, String> = std::env::vars_os()
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-            .filter(|(k, _)| k != crate::shim::MARKER)
+            .filter(|(k, _)| k != crate::spawner::MARKER)
             .collect();
         Ok(SpawnOptions {
             argv,

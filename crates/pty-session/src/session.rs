@@ -67,7 +67,7 @@ pub(crate) struct State {
     pub(crate) exit: Option<ExitStatus>,
     /// Every holder of the slave closed it: no more output can come.
     pub(crate) eof: bool,
-    /// The shim has exited and been reaped, and the output is drained.
+    /// The shim has exited and the output is drained.
     pub(crate) finished: bool,
     /// When output last arrived (or the session started).
     pub(crate) last_output: Instant,
@@ -99,7 +99,6 @@ impl Session {
     ) -> io::Result<Arc<Session>> {
         let Spawned {
             master,
-            shim,
             control,
             pid,
         } = spawned;
@@ -125,7 +124,7 @@ impl Session {
             group_cache: Mutex::new(None),
             last_write: Mutex::new(None),
         });
-        tokio::spawn(drain(session.clone(), shim, control_read));
+        tokio::spawn(drain(session.clone(), control_read));
         Ok(session)
     }
 
@@ -254,19 +253,16 @@ impl Session {
 }
 
 /// The drain task: reads output until the end, follows the shim's reports, and marks the
-/// session finished once the shim is reaped and the output is drained.
-async fn drain(session: Arc<Session>, mut shim: tokio::process::Child, mut control: OwnedReadHalf) {
+/// session finished once the shim is gone and the output is drained.
+///
+/// The shim is gone when its control socket reaches EOF: the shim is its only holder (the
+/// command never gets it), so EOF comes when the shim exits, however it dies.
+async fn drain(session: Arc<Session>, mut control: OwnedReadHalf) {
     let mut eof = false;
-    let mut reports_open = true;
-    let mut shim_done = false;
+    let mut shim_gone = false;
     let mut record = [0u8; REPORT_LEN];
     let mut filled = 0;
-    loop {
-        // The shim's last report may still be in the socket when its exit is seen, so
-        // the reports are read to their end too (the socket closes with the shim).
-        if shim_done && eof && !reports_open {
-            break;
-        }
+    while !(shim_gone && eof) {
         tokio::select! {
             ready = session.master.readable(), if !eof => {
                 let Ok(mut guard) = ready else { eof = true; continue };
@@ -280,9 +276,17 @@ async fn drain(session: Arc<Session>, mut shim: tokio::process::Child, mut contr
                     }
                 }
             }
-            read = control.read(&mut record[filled..]), if reports_open => {
+            read = control.read(&mut record[filled..]), if !shim_gone => {
                 match read {
-                    Ok(0) | Err(_) => reports_open = false,
+                    Ok(0) | Err(_) => {
+                        shim_gone = true;
+                        // Nothing of the tree is left to hold the slave except what
+                        // escaped it; drain what is there and stop.
+                        eof = eof || matches!(session.read_available(), Ok(true));
+                        if !eof {
+                            eof = wait_for_eof(&session).await;
+                        }
+                    }
                     Ok(n) => {
                         filled += n;
                         if filled == REPORT_LEN {
@@ -298,19 +302,6 @@ async fn drain(session: Arc<Session>, mut shim: tokio::process::Child, mut contr
                             }
                         }
                     }
-                }
-            }
-            status = shim.wait(), if !shim_done => {
-                shim_done = true;
-                if let Err(err) = status {
-                    tracing::warn!(session = %session.id, "waiting for the shim failed: {err}");
-                }
-                let _ = session.read_available();
-                // Once the shim is gone, nothing of the tree is left to hold the slave
-                // except what escaped it; drain what is there and stop.
-                eof = eof || matches!(session.read_available(), Ok(true));
-                if !eof {
-                    eof = wait_for_eof(&session).await;
                 }
             }
         }

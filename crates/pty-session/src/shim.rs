@@ -1,13 +1,8 @@
 //! The shim: a small process of our own between the service and each session's command.
 //!
-//! The service never forks a user command itself. It spawns the *current executable* with
-//! the environment marker `PTY_SESSION_SHIM=1`, and this module's constructor, which runs before
-//! `main` in every program that links the library (the `pty-session` server, a consumer's
-//! binary, any test binary), sees the marker and becomes the shim instead of the program.
-//! So nothing needs configuring and consumers get the same guarantees as the server.
-//!
-//! The shim, in plain single-threaded code after exec (so the service spawns without a
-//! `pre_exec` closure, by `posix_spawn`):
+//! The service never forks a user command itself. Each session's shim is a fork of the
+//! service's [spawner](crate::spawner), a single-threaded process of this library's own
+//! code, so the shim is plain single-threaded code too. It:
 //! 1. starts a new session and takes the PTY (its stdout) as controlling terminal;
 //! 2. becomes a child subreaper, so every orphan of the command's tree reparents to it;
 //! 3. forks the command into its own process group, the terminal's foreground group, with
@@ -19,20 +14,12 @@
 //!
 //! It also exits by itself once the command has exited and no descendant is left.
 //!
-//! Stdin of the shim is the control socket, stdout and stderr the PTY slave; argv is
-//! `[SHIM_ARG0, grace_ms, program, args...]`.
+//! Stdin of the shim is the control socket, stdout and stderr the PTY slave; the spawner
+//! has set its environment and working directory to the command's.
 
-use std::ffi::{CString, OsString};
-use std::os::unix::ffi::OsStringExt;
+use std::ffi::CString;
 
 use crate::ExitStatus;
-
-/// The environment variable that turns a starting process into a shim.
-pub(crate) const MARKER: &str = "PTY_SESSION_SHIM";
-/// The marker's value; bumped if the report format ever changes.
-pub(crate) const MARKER_VALUE: &str = "1";
-/// The shim's `argv[0]`, which is what `ps` shows.
-pub(crate) const SHIM_ARG0: &str = "pty-session-shim";
 
 /// What the shim tells the service, as fixed 12-byte records on the control socket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +30,10 @@ pub(crate) enum Report {
     ExecFailed(i32),
     /// The command ended.
     Exited(ExitStatus),
+    /// The working directory could not be entered (errno); nothing was started.
+    ChdirFailed(i32),
+    /// The spawner could not fork the shim (errno); nothing was started.
+    ForkFailed(i32),
 }
 
 /// The size of one report record.
@@ -55,6 +46,8 @@ impl Report {
             Report::ExecFailed(errno) => (2, i64::from(errno)),
             Report::Exited(ExitStatus::Code(code)) => (3, i64::from(code)),
             Report::Exited(ExitStatus::Signal(signal)) => (4, i64::from(signal)),
+            Report::ChdirFailed(errno) => (5, i64::from(errno)),
+            Report::ForkFailed(errno) => (6, i64::from(errno)),
         };
         let mut record = [0u8; REPORT_LEN];
         record[..4].copy_from_slice(&tag.to_le_bytes());
@@ -74,60 +67,19 @@ impl Report {
             4 => i32::try_from(value)
                 .ok()
                 .map(|s| Report::Exited(ExitStatus::Signal(s))),
+            5 => i32::try_from(value).ok().map(Report::ChdirFailed),
+            6 => i32::try_from(value).ok().map(Report::ForkFailed),
             _ => None,
         }
     }
 }
 
-/// Makes sure the constructor below is linked into every program that starts a service:
-/// a static that nothing refers to may be left out of the link with its object file.
-pub(crate) fn ensure_linked() {
-    std::hint::black_box(&SHIM_INIT);
-}
-
-// SAFETY: `.init_array` entries are called once by the C runtime before `main`, with no
-// other thread running; `init` returns at once unless the marker is set.
-#[used]
-#[unsafe(link_section = ".init_array")]
-static SHIM_INIT: extern "C" fn() = init;
-
-extern "C" fn init() {
-    if std::env::var_os(MARKER).is_none_or(|v| v != MARKER_VALUE) {
-        return;
-    }
-    let code = run();
-    // SAFETY: the shim ends here without running the host program's `main` or destructors.
-    unsafe { libc::_exit(code) }
-}
-
-/// The shim's whole life; returns its exit code.
-fn run() -> i32 {
-    // Each argument ends with a NUL; an empty argument is a NUL alone, and stays one.
-    let args = match std::fs::read("/proc/self/cmdline") {
-        Ok(raw) => raw
-            .strip_suffix(b"\0")
-            .unwrap_or(&raw)
-            .split(|b| *b == 0)
-            .map(|arg| OsString::from_vec(arg.to_vec()))
-            .collect::<Vec<_>>(),
-        Err(_) => return 126,
-    };
-    let (Some(grace_ms), Some(program)) = (args.get(1), args.get(2)) else {
+/// The shim's whole life, in the spawner's forked child; returns its exit code.
+pub(crate) fn run(grace_ms: u64, argv: &[CString]) -> i32 {
+    let Some(program) = argv.first() else {
         return 126;
     };
-    let grace_ms: i64 = grace_ms
-        .to_str()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(500);
-    let argv: Vec<CString> = args[2..]
-        .iter()
-        .filter_map(|arg| CString::new(arg.clone().into_vec()).ok())
-        .collect();
-    let Ok(program) = CString::new(program.clone().into_vec()) else {
-        return 126;
-    };
-    // SAFETY: single-threaded before `main`; nothing else reads the environment now.
-    unsafe { std::env::remove_var(MARKER) };
+    let grace_ms = grace_ms.min(u64::from(u32::MAX)) as i64;
 
     // SAFETY: plain syscalls on our own fds and process, single-threaded.
     let control = unsafe { setup_terminal_and_control() };
@@ -136,7 +88,7 @@ fn run() -> i32 {
     let Some(signals) = signals else { return 126 };
 
     // SAFETY: single-threaded, so fork is safe; the child only makes syscalls and execs.
-    let child = unsafe { spawn_command(&program, &argv) };
+    let child = unsafe { spawn_command(program, argv) };
     match child {
         Err(errno) => {
             report(control, Report::ExecFailed(errno));
@@ -298,7 +250,8 @@ fn errno() -> i32 {
         .unwrap_or(libc::EIO)
 }
 
-fn report(control: i32, report: Report) {
+/// Writes one report to the control socket.
+pub(crate) fn report(control: i32, report: Report) {
     let record = report.encode();
     // SAFETY: writing a local buffer to our control socket. A service that is gone gives
     // EPIPE (SIGPIPE is ignored), which changes nothing for the shim.
@@ -535,6 +488,8 @@ mod tests {
             Report::ExecFailed(libc::ENOENT),
             Report::Exited(ExitStatus::Code(-1)),
             Report::Exited(ExitStatus::Signal(9)),
+            Report::ChdirFailed(libc::EACCES),
+            Report::ForkFailed(libc::EAGAIN),
         ] {
             assert_eq!(Report::decode(report.encode()), Some(report));
         }

@@ -1,16 +1,23 @@
-//! Starting a session: a PTY pair, a control socket, and the shim running the command.
+//! Starting a session: a PTY pair, a control socket, and a shim forked by the spawner.
 
 use std::collections::BTreeMap;
-use std::os::fd::OwnedFd;
+use std::ffi::CString;
+use std::io::{self, IoSlice};
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::AsyncReadExt;
+use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
+use tokio::io::{AsyncReadExt, Interest};
 use tokio::net::UnixStream;
 
 use crate::Error;
-use crate::shim::{MARKER, MARKER_VALUE, REPORT_LEN, Report, SHIM_ARG0};
+use crate::shim::{REPORT_LEN, Report};
+use crate::spawner::{self, Request};
 
 /// Everything needed to start one session.
 pub(crate) struct SpawnOptions {
@@ -31,7 +38,8 @@ pub(crate) struct SpawnOptions {
 /// A started session's parts, handed to [`Session::start`](crate::session::Session::start).
 pub(crate) struct Spawned {
     pub(crate) master: OwnedFd,
-    pub(crate) shim: tokio::process::Child,
+    /// The service's end of the control socket: the shim's reports come in on it, its EOF
+    /// means the shim is gone, and dropping it tells the shim to kill the tree.
     pub(crate) control: UnixStream,
     /// The command's pid (not the shim's).
     pub(crate) pid: u32,
@@ -40,77 +48,180 @@ pub(crate) struct Spawned {
 /// How long a shim may take to report that the command started.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Starts the shim on a new PTY and waits for its report that the command runs.
-pub(crate) async fn spawn(options: SpawnOptions) -> Result<Spawned, Error> {
+/// Starts a shim on a new PTY through `spawner` and waits for its report that the command
+/// runs.
+pub(crate) async fn spawn(spawner: &Spawner, options: SpawnOptions) -> Result<Spawned, Error> {
     let failed = |reason: String| Error::SpawnFailed {
         command: options.command.clone(),
         reason,
     };
+    let request = request(&options).map_err(failed)?;
     let pair = crate::pty::open(options.cols, options.rows, options.echo)
         .map_err(|err| failed(format!("no pseudo-terminal available: {err}")))?;
     let (ours, theirs) = std::os::unix::net::UnixStream::pair()
         .map_err(|err| failed(format!("no control socket: {err}")))?;
     ours.set_nonblocking(true)
         .map_err(|err| failed(err.to_string()))?;
-    let slave_err = pair
-        .slave
-        .try_clone()
-        .map_err(|err| failed(err.to_string()))?;
-
-    // The current executable, by the kernel's own link: it works even if the file was
-    // replaced on disk since the service started.
-    let mut command = tokio::process::Command::new("/proc/self/exe");
-    {
-        use std::os::unix::process::CommandExt;
-        command.as_std_mut().arg0(SHIM_ARG0);
-    }
-    command
-        .arg(options.grace.as_millis().to_string())
-        .args(&options.argv)
-        .env_clear()
-        .envs(&options.env)
-        .env(MARKER, MARKER_VALUE)
-        .stdin(Stdio::from(OwnedFd::from(theirs)))
-        .stdout(Stdio::from(pair.slave))
-        .stderr(Stdio::from(slave_err));
-    if let Some(cwd) = &options.cwd {
-        command.current_dir(cwd);
-    }
-    // No pre_exec: std spawns with posix_spawn (vfork), which stays fast however much
-    // memory the service holds. The shim does the terminal setup itself.
-    let mut shim = command
-        .spawn()
-        .map_err(|err| failed(format!("cannot start the shim: {err}")))?;
-    // `command` held the parent's copies of the slave and the shim's socket end; they must
-    // be gone, or the end of output and the shim's death would never be seen.
-    drop(command);
-
     let mut control = UnixStream::from_std(ours).map_err(|err| failed(err.to_string()))?;
+    // The spawner holds the only other copies of the slave and of the shim's socket end
+    // once this returns: the end of output and the shim's death stay visible.
+    spawner
+        .send(request.encode(), [pair.slave, theirs.into()])
+        .await
+        .map_err(|err| failed(format!("cannot start the shim: {err}")))?;
+
     let mut record = [0u8; REPORT_LEN];
     let first = tokio::time::timeout(START_TIMEOUT, control.read_exact(&mut record)).await;
     let report = match first {
         Ok(Ok(_)) => Report::decode(record),
-        Ok(Err(_)) => None,
-        Err(_) => None,
+        Ok(Err(_)) | Err(_) => None,
     };
+    let cannot = |what: String, errno: i32| {
+        let err = io::Error::from_raw_os_error(errno);
+        failed(format!("{what}: {err}"))
+    };
+    // Any failure drops `control`: a shim that is still there kills whatever it started.
     match report {
         Some(Report::Started(pid)) => Ok(Spawned {
             master: pair.master,
-            shim,
             control,
             pid,
         }),
         Some(Report::ExecFailed(errno)) => {
-            let err = std::io::Error::from_raw_os_error(errno);
             let program = options.argv.first().map_or("", String::as_str);
-            Err(failed(format!("cannot run {program:?}: {err}")))
+            Err(cannot(format!("cannot run {program:?}"), errno))
         }
-        _ => {
-            // A shim that is stuck or broken is of no use; tokio reaps it once it is dead.
-            let _ = shim.start_kill();
-            Err(failed(
-                "the shim did not report that the command started".to_owned(),
-            ))
+        Some(Report::ChdirFailed(errno)) => {
+            let cwd = options.cwd.as_deref().unwrap_or("".as_ref());
+            Err(cannot(format!("cannot enter {}", cwd.display()), errno))
         }
+        Some(Report::ForkFailed(errno)) => Err(cannot("cannot start the shim".into(), errno)),
+        Some(Report::Exited(_)) | None => Err(failed(
+            "the shim did not report that the command started".to_owned(),
+        )),
+    }
+}
+
+/// The spawner's request for `options`. A session opened without `cwd` starts in the
+/// service's working directory of the moment, as a child of the service would.
+fn request(options: &SpawnOptions) -> Result<Request, String> {
+    let string = |what: &str, value: Vec<u8>| {
+        CString::new(value).map_err(|_| format!("{what} contains a NUL byte"))
+    };
+    let cwd = match &options.cwd {
+        Some(cwd) => cwd.as_os_str().as_bytes().to_vec(),
+        None => std::env::current_dir()
+            .map(|dir| dir.into_os_string().into_encoded_bytes())
+            .unwrap_or_default(),
+    };
+    Ok(Request {
+        grace_ms: u64::try_from(options.grace.as_millis()).unwrap_or(u64::MAX),
+        cwd: string("the working directory", cwd)?,
+        argv: options
+            .argv
+            .iter()
+            .map(|arg| string("an argument", arg.clone().into_bytes()))
+            .collect::<Result<_, _>>()?,
+        env: options
+            .env
+            .iter()
+            .map(|(name, value)| string("the environment", format!("{name}={value}").into()))
+            .collect::<Result<_, _>>()?,
+    })
+}
+
+/// The service's handle on its spawner process, started at the first open and again if
+/// it ever dies.
+#[derive(Default)]
+pub(crate) struct Spawner {
+    process: Arc<tokio::sync::Mutex<Option<Process>>>,
+}
+
+struct Process {
+    socket: UnixStream,
+    /// Kept so that tokio reaps the spawner once it exits (its socket closed with us).
+    _child: tokio::process::Child,
+}
+
+impl Spawner {
+    /// Sends one request with its descriptors, starting the spawner if there is none or
+    /// the one there was is gone.
+    async fn send(&self, message: Vec<u8>, fds: [OwnedFd; 2]) -> io::Result<()> {
+        let process = self.process.clone();
+        // A task of its own, so that a cancelled open never leaves half a request in the
+        // socket: the next request would be read from the middle of this one.
+        let sent = tokio::spawn(async move {
+            let mut process = process.lock().await;
+            let mut retried = false;
+            loop {
+                if process.is_none() {
+                    *process = Some(Process::start()?);
+                }
+                let Some(running) = process.as_mut() else {
+                    unreachable!("started above")
+                };
+                match running.send(&message, &fds).await {
+                    Ok(()) => return Ok(()),
+                    // It died (or was started on a runtime that is gone): a new one.
+                    Err(_) if !retried => {
+                        *process = None;
+                        retried = true;
+                    }
+                    Err(err) => return Err(err),
+                }
+            }
+        });
+        sent.await.map_err(io::Error::other)?
+    }
+}
+
+impl Process {
+    fn start() -> io::Result<Process> {
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
+        ours.set_nonblocking(true)?;
+        // The current executable, by the kernel's own link: it works even if the file was
+        // replaced on disk since the service started.
+        let mut command = tokio::process::Command::new("/proc/self/exe");
+        {
+            use std::os::unix::process::CommandExt;
+            command.as_std_mut().arg0(spawner::ARG0);
+        }
+        let child = command
+            .env(spawner::MARKER, spawner::MARKER_VALUE)
+            .stdin(Stdio::from(OwnedFd::from(theirs)))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?;
+        Ok(Process {
+            socket: UnixStream::from_std(ours)?,
+            _child: child,
+        })
+    }
+
+    /// Writes `message` whole, the descriptors riding on its first byte.
+    async fn send(&mut self, message: &[u8], fds: &[OwnedFd; 2]) -> io::Result<()> {
+        let mut sent = 0;
+        while sent < message.len() {
+            let n = self
+                .socket
+                .async_io(Interest::WRITABLE, || {
+                    let borrowed = [fds[0].as_fd(), fds[1].as_fd()];
+                    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
+                    let mut ancillary = SendAncillaryBuffer::new(&mut space);
+                    if sent == 0 {
+                        ancillary.push(SendAncillaryMessage::ScmRights(&borrowed));
+                    }
+                    rustix::net::sendmsg(
+                        &self.socket,
+                        &[IoSlice::new(&message[sent..])],
+                        &mut ancillary,
+                        SendFlags::NOSIGNAL,
+                    )
+                    .map_err(io::Error::from)
+                })
+                .await?;
+            sent += n;
+        }
+        Ok(())
     }
 }

@@ -73,7 +73,8 @@ async fn sigterm_kills_every_child_of_an_http_server() {
 }
 
 /// The server cannot clean up after SIGKILL; the shims see their control socket close and
-/// kill their trees themselves (SPEC.md: within 2 seconds).
+/// kill their trees themselves, and the spawner sees its socket close (SPEC.md: within 2
+/// seconds).
 #[tokio::test]
 async fn sigkill_of_the_server_leaves_no_orphan_within_2_seconds() {
     let mut server = stdio_server(&[]).await;
@@ -117,6 +118,13 @@ async fn sigkill_of_the_server_leaves_no_orphan_within_2_seconds() {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
     }
+    // The spawner and the shims go too.
+    let server_pid = server.child.id().expect("the server runs");
+    let spawners = pty_session_testkit::children(server_pid, "pty-spawner");
+    assert_eq!(spawners.len(), 1, "one spawner: {spawners:?}");
+    let shims = pty_session_testkit::children(spawners[0], "pty-session-shi");
+    assert_eq!(shims.len(), 2, "a shim per session: {shims:?}");
+    pids.extend(spawners.iter().chain(&shims).map(|&pid| pid as u32));
     assert!(pids.iter().all(|&pid| alive(pid)));
     signal(&server.child, "KILL");
     let _ = server.child.wait().await;

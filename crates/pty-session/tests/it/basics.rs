@@ -214,6 +214,39 @@ async fn env_values_arrive_unchanged() {
 }
 
 #[tokio::test]
+async fn a_large_environment_arrives_whole() {
+    // Ten values of 100,000 bytes: about 1 MB, several times what one write to the
+    // spawner's socket takes, so the request goes in pieces.
+    let (pty, owner) = service();
+    let mut request = OpenRequest::new(r#"echo "${#BIG0} ${#BIG9} $BIG_LAST""#);
+    for i in 0..10 {
+        let value: String = (0..100_000)
+            .map(|j| (b'a' + ((i + j) % 26) as u8) as char)
+            .collect();
+        request = request.env(format!("BIG{i}"), value);
+    }
+    let opened = open(&pty, &owner, request.env("BIG_LAST", "é=1")).await;
+    assert_eq!(opened.initial_output.text, "100000 100000 é=1\n");
+    pty.shutdown().await;
+}
+
+#[tokio::test]
+async fn without_cwd_a_session_starts_in_the_services_directory_of_the_moment() {
+    // nextest runs each test in a process of its own, so changing this one's directory
+    // disturbs no other test.
+    let (pty, owner) = service();
+    let first = open(&pty, &owner, OpenRequest::new("pwd")).await;
+    let here = std::env::current_dir().unwrap();
+    assert_eq!(first.initial_output.text, format!("{}\n", here.display()));
+    let dir = TempDir::new("moved");
+    std::env::set_current_dir(&dir.0).unwrap();
+    let second = open(&pty, &owner, OpenRequest::new("pwd")).await;
+    std::env::set_current_dir(&here).unwrap();
+    assert_eq!(second.initial_output.text, format!("{}\n", dir.0.display()));
+    pty.shutdown().await;
+}
+
+#[tokio::test]
 async fn exec_backend_runs_without_a_shell() {
     let mut config = Config::default();
     config.backend_type = "exec".into();

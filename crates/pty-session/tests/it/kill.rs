@@ -111,6 +111,8 @@ async fn dropping_the_service_kills_its_sessions() {
     let opened = open(&pty, &owner, OpenRequest::new("sleep 1000").timeout_ms(200)).await;
     let pid = opened.pid as i32;
     assert!(alive(pid));
+    let spawners = spawners();
+    assert_eq!(spawners.len(), 1, "one spawner for the service");
     drop(pty);
     eventually(
         "the session's process to die",
@@ -118,6 +120,42 @@ async fn dropping_the_service_kills_its_sessions() {
         || !alive(pid),
     )
     .await;
+    eventually("the spawner to exit", Duration::from_secs(5), || {
+        !alive(spawners[0])
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_killed_spawner_is_replaced_and_its_sessions_live_on() {
+    let (pty, owner) = service();
+    let first = open(&pty, &owner, OpenRequest::new("cat")).await;
+    let [spawner] = spawners()[..] else {
+        panic!("one spawner expected: {:?}", spawners())
+    };
+    // SAFETY: signalling a child process of this test.
+    assert_eq!(unsafe { libc::kill(spawner, libc::SIGKILL) }, 0);
+    eventually("the spawner to die", Duration::from_secs(5), || {
+        !alive(spawner)
+    })
+    .await;
+
+    // The session it started runs on: its shim does not depend on the spawner.
+    let sent = pty
+        .send(&owner, &first.session_id, SendRequest::new("still here"))
+        .await
+        .unwrap();
+    assert_eq!(sent.delta.text, "still here\nstill here\n");
+
+    // The next open starts a new spawner.
+    let second = open(&pty, &owner, OpenRequest::new("echo again")).await;
+    assert_eq!(second.initial_output.text, "again\n");
+    let now = spawners();
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_ne!(now[0], spawner);
+
+    pty.close(&owner, &first.session_id).await.unwrap();
+    assert!(!alive(first.pid as i32));
 }
 
 #[tokio::test]

@@ -79,4 +79,9 @@ impl Drop for TempDir {
     }
 }
 
+/// The live spawner processes of this test process.
+pub fn spawners() -> Vec<i32> {
+    pty_session_testkit::children(std::process::id(), "pty-spawner")
+}
+
 pub use pty_session_testkit::{alive, eventually};

@@ -1,0 +1,330 @@
+//! The spawner: one small process per service that forks the shims.
+//!
+//! Exec is the dearest step of starting a session (about 1.2 ms per exec on our 2-vCPU
+//! machines, more for a large binary, and more again while the service holds thousands of
+//! descriptors). A shim used to be an exec of the current executable; now the service
+//! starts that exec once, as the spawner, and each session's shim is a `fork` of it: a
+//! single-threaded process of a few megabytes, fast to fork, holding none of the service's
+//! descriptors.
+//!
+//! The service spawns `/proc/self/exe` with the environment marker
+//! `PTY_SESSION_SPAWNER=1` and a stream socket as stdin. This module's constructor runs
+//! before `main` in every program that links the library (the `pty-session` server, a
+//! consumer's binary, a test binary), sees the marker and serves requests instead of
+//! running the program. A request is one [`Request`] with two descriptors attached: the
+//! PTY slave and the shim's end of the session's control socket. The spawner forks; the
+//! child puts the slave on stdout and stderr and the control socket on stdin, takes the
+//! request's environment and working directory, and runs [`shim::run`](crate::shim::run).
+//! Nothing is answered on the spawner's socket: the shim reports on the control socket,
+//! and the spawner writes a report there itself if it cannot fork.
+//!
+//! The spawner exits when its socket reaches EOF: the service dropped it, or died.
+//! Children are reaped by the kernel (SIGCHLD ignored), so no shim lingers as a zombie.
+
+use std::ffi::{CStr, CString};
+use std::io::IoSliceMut;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
+
+use crate::shim::Report;
+
+/// The environment variable that turns a starting process into the spawner.
+pub(crate) const MARKER: &str = "PTY_SESSION_SPAWNER";
+/// The marker's value; bumped if the request format ever changes.
+pub(crate) const MARKER_VALUE: &str = "1";
+/// The spawner's `argv[0]`, which is what `ps` shows.
+pub(crate) const ARG0: &str = "pty-session-spawner";
+
+/// The largest request the spawner takes: far above Linux's limit on argv and
+/// environment together (a quarter of the stack limit, 2 MiB by default).
+const MAX_REQUEST: usize = 64 << 20;
+
+/// What one shim is to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Request {
+    /// How long the shim waits after SIGHUP/SIGTERM before SIGKILL.
+    pub(crate) grace_ms: u64,
+    /// The working directory; empty keeps the spawner's.
+    pub(crate) cwd: CString,
+    /// The program and its arguments.
+    pub(crate) argv: Vec<CString>,
+    /// The whole environment, as `NAME=value`.
+    pub(crate) env: Vec<CString>,
+}
+
+impl Request {
+    /// The request as sent: its length (u32, little-endian), then the fields, each string
+    /// with a u32 length.
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut out = vec![0; 4];
+        out.extend_from_slice(&self.grace_ms.to_le_bytes());
+        put(&mut out, self.cwd.as_bytes());
+        for list in [&self.argv, &self.env] {
+            out.extend_from_slice(&(list.len() as u32).to_le_bytes());
+            for item in list {
+                put(&mut out, item.as_bytes());
+            }
+        }
+        let body = (out.len() - 4) as u32;
+        out[..4].copy_from_slice(&body.to_le_bytes());
+        out
+    }
+
+    /// The request from its body (what follows the length); `None` if it is malformed.
+    pub(crate) fn decode(body: &[u8]) -> Option<Request> {
+        let mut reader = Reader(body);
+        let grace_ms = u64::from_le_bytes(reader.take(8)?.try_into().ok()?);
+        let cwd = reader.string()?;
+        let mut lists = [Vec::new(), Vec::new()];
+        for list in &mut lists {
+            let n = reader.u32()?;
+            for _ in 0..n {
+                list.push(reader.string()?);
+            }
+        }
+        let [argv, env] = lists;
+        (reader.0.is_empty() && !argv.is_empty()).then_some(Request {
+            grace_ms,
+            cwd,
+            argv,
+            env,
+        })
+    }
+}
+
+fn put(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Option<&[u8]> {
+        let (head, rest) = self.0.split_at_checked(n)?;
+        self.0 = rest;
+        Some(head)
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+
+    fn string(&mut self) -> Option<CString> {
+        let n = self.u32()? as usize;
+        CString::new(self.take(n)?).ok()
+    }
+}
+
+/// Makes sure the constructor below is linked into every program that starts a service:
+/// a static that nothing refers to may be left out of the link with its object file.
+pub(crate) fn ensure_linked() {
+    std::hint::black_box(&SPAWNER_INIT);
+}
+
+// SAFETY: `.init_array` entries are called once by the C runtime before `main`, with no
+// other thread running; `init` returns at once unless the marker is set.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static SPAWNER_INIT: extern "C" fn() = init;
+
+extern "C" fn init() {
+    if std::env::var_os(MARKER).is_none_or(|v| v != MARKER_VALUE) {
+        return;
+    }
+    let code = serve();
+    // SAFETY: the spawner ends here without running the host program's `main` or
+    // destructors.
+    unsafe { libc::_exit(code) }
+}
+
+/// Signals the spawner ignores: a Ctrl-C or hangup in the service's terminal is the
+/// service's to handle; the spawner goes when its socket closes.
+const IGNORED: [i32; 7] = [
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGTSTP,
+    libc::SIGTTIN,
+    libc::SIGTTOU,
+    libc::SIGPIPE,
+];
+
+/// The spawner's whole life: serve requests on stdin until EOF; returns its exit code.
+fn serve() -> i32 {
+    // SAFETY: dispositions and descriptors of our own single-threaded process.
+    unsafe {
+        for signal in IGNORED {
+            libc::signal(signal, libc::SIG_IGN);
+        }
+        // The kernel reaps the shims; a shim resets this before it forks anything.
+        libc::signal(libc::SIGCHLD, libc::SIG_IGN);
+        libc::prctl(libc::PR_SET_NAME, c"pty-spawner".as_ptr(), 0, 0, 0);
+        libc::close_range(3, u32::MAX, 0);
+    }
+    loop {
+        match receive() {
+            Received::Request(request, [slave, control]) => start_shim(&request, slave, control),
+            Received::Malformed => {}
+            Received::End => return 0,
+        }
+    }
+}
+
+enum Received {
+    Request(Request, [OwnedFd; 2]),
+    /// A request without its two descriptors or with a body that does not decode; its
+    /// descriptors are closed, which the service sees as a shim that never started.
+    Malformed,
+    End,
+}
+
+/// Reads one request and its descriptors from stdin.
+fn receive() -> Received {
+    // SAFETY: stdin is the service's socket for as long as the spawner lives.
+    let socket = unsafe { std::os::fd::BorrowedFd::borrow_raw(0) };
+    let mut fds: Vec<OwnedFd> = Vec::new();
+    let mut length = [0u8; 4];
+    let mut got = 0;
+    while got < length.len() {
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
+        let mut ancillary = RecvAncillaryBuffer::new(&mut space);
+        let read = rustix::net::recvmsg(
+            socket,
+            &mut [IoSliceMut::new(&mut length[got..])],
+            &mut ancillary,
+            RecvFlags::CMSG_CLOEXEC,
+        );
+        match read {
+            Ok(msg) if msg.bytes == 0 => return Received::End,
+            Ok(msg) => got += msg.bytes,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => return Received::End,
+        }
+        for message in ancillary.drain() {
+            if let RecvAncillaryMessage::ScmRights(received) = message {
+                fds.extend(received);
+            }
+        }
+    }
+    let mut body = vec![0u8; (u32::from_le_bytes(length) as usize).min(MAX_REQUEST)];
+    let mut filled = 0;
+    while filled < body.len() {
+        match rustix::io::read(socket, &mut body[filled..]) {
+            Ok(0) => return Received::End,
+            Ok(n) => filled += n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => return Received::End,
+        }
+    }
+    match (Request::decode(&body), <[OwnedFd; 2]>::try_from(fds)) {
+        (Some(request), Ok(fds)) => Received::Request(request, fds),
+        _ => Received::Malformed,
+    }
+}
+
+/// Forks the shim for `request`; the spawner's copies of the descriptors close here.
+fn start_shim(request: &Request, slave: OwnedFd, control: OwnedFd) {
+    // SAFETY: the spawner is single-threaded, so the child of fork may call anything.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // SAFETY: in the child, which never returns from here.
+        unsafe { become_shim(request, slave.as_raw_fd(), control.as_raw_fd()) }
+    }
+    if pid < 0 {
+        crate::shim::report(control.as_raw_fd(), Report::ForkFailed(errno()));
+    }
+}
+
+/// The forked child: stdio, environment and directory as the request says, then the shim.
+unsafe fn become_shim(request: &Request, slave: i32, control: i32) -> ! {
+    // SAFETY (whole function): single-threaded child of fork; our own descriptors,
+    // dispositions and environment; pointers outlive the calls.
+    unsafe {
+        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+        let placed =
+            libc::dup2(control, 0) == 0 && libc::dup2(slave, 1) == 1 && libc::dup2(slave, 2) == 2;
+        if !placed {
+            libc::_exit(126);
+        }
+        libc::clearenv();
+        for entry in &request.env {
+            put_env(entry);
+        }
+        if !request.cwd.is_empty() && libc::chdir(request.cwd.as_ptr()) < 0 {
+            crate::shim::report(0, Report::ChdirFailed(errno()));
+            libc::_exit(126);
+        }
+        libc::_exit(crate::shim::run(request.grace_ms, &request.argv))
+    }
+}
+
+/// Sets one `NAME=value` entry (setenv copies it).
+unsafe fn put_env(entry: &CStr) {
+    let bytes = entry.to_bytes();
+    let Some(eq) = bytes.iter().position(|b| *b == b'=') else {
+        return;
+    };
+    let (Ok(name), Ok(value)) = (CString::new(&bytes[..eq]), CString::new(&bytes[eq + 1..])) else {
+        return;
+    };
+    // SAFETY: single-threaded; both strings are NUL-terminated and outlive the call.
+    unsafe { libc::setenv(name.as_ptr(), value.as_ptr(), 1) };
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(items: &[&str]) -> Vec<CString> {
+        items.iter().map(|s| CString::new(*s).unwrap()).collect()
+    }
+
+    #[test]
+    fn requests_round_trip() {
+        let request = Request {
+            grace_ms: 500,
+            cwd: CString::new("/tmp").unwrap(),
+            argv: strings(&["/bin/sh", "-c", "", "printf '%s' é"]),
+            env: strings(&["A=1", "EMPTY=", "B=x=y"]),
+        };
+        let encoded = request.encode();
+        let length = u32::from_le_bytes(encoded[..4].try_into().unwrap()) as usize;
+        assert_eq!(length, encoded.len() - 4);
+        assert_eq!(Request::decode(&encoded[4..]), Some(request));
+    }
+
+    #[test]
+    fn malformed_requests_are_refused() {
+        let request = Request {
+            grace_ms: 0,
+            cwd: CString::default(),
+            argv: strings(&["cat"]),
+            env: Vec::new(),
+        };
+        let body = request.encode()[4..].to_vec();
+        for cut in 0..body.len() {
+            assert_eq!(Request::decode(&body[..cut]), None, "cut at {cut}");
+        }
+        let mut longer = body.clone();
+        longer.push(0);
+        assert_eq!(Request::decode(&longer), None);
+        let no_program = Request {
+            argv: Vec::new(),
+            ..request
+        };
+        assert_eq!(Request::decode(&no_program.encode()[4..]), None);
+        let mut nul = body;
+        let at = nul.len() - 4 - 1; // inside "cat"
+        nul[at] = 0;
+        assert_eq!(Request::decode(&nul), None);
+    }
+}
