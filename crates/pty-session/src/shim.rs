@@ -5,7 +5,7 @@
 //! code, so the shim is plain single-threaded code too. It:
 //! 1. starts a new session and takes the PTY (its stdout) as controlling terminal;
 //! 2. becomes a child subreaper, so every orphan of the command's tree reparents to it;
-//! 3. forks the command into its own process group, the terminal's foreground group, with
+//! 3. starts the command (vfork-style) in its own process group, the terminal's foreground group, with
 //!    default signal handling, and reports its pid (or why exec failed) to the service;
 //! 4. reaps everything below it and reports the command's exit status;
 //! 5. on EOF of its control socket (the service closed the session, or the service died)
@@ -87,7 +87,7 @@ pub(crate) fn run(grace_ms: u64, argv: &[CString]) -> i32 {
     let signals = unsafe { block_signals() };
     let Some(signals) = signals else { return 126 };
 
-    // SAFETY: single-threaded, so fork is safe; the child only makes syscalls and execs.
+    // SAFETY: single-threaded; the child only makes syscalls and execs.
     let child = unsafe { spawn_command(program, argv) };
     match child {
         Err(errno) => {
@@ -176,58 +176,77 @@ unsafe fn block_signals() -> Option<i32> {
     }
 }
 
-/// Forks the command into its own foreground process group and execs it; returns its pid,
-/// or the errno of a failed exec.
+/// What the command's child needs, prepared before `clone` so that the child, which shares
+/// the shim's memory, only makes syscalls.
+struct Exec {
+    program: *const libc::c_char,
+    argv: *const *const libc::c_char,
+    /// Set by the child if exec failed; read once the child exec'd or exited.
+    errno: i32,
+}
+
+/// Starts the command in its own foreground process group; returns its pid, or the errno
+/// of a failed exec.
+///
+/// The child shares the shim's memory and the shim waits until it exec'd or exited
+/// (`CLONE_VM | CLONE_VFORK`, as `posix_spawn` does): no page tables are copied and none
+/// torn down again by the exec, and the exec's outcome is known when `clone` returns.
 unsafe fn spawn_command(program: &CString, argv: &[CString]) -> Result<i32, i32> {
     let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     argv_ptrs.push(std::ptr::null());
-    let mut pipe = [0i32; 2];
-    // SAFETY (whole function): the shim is single-threaded, so the child of fork may call
-    // anything; it only makes syscalls and execs or exits. Pointers outlive the calls.
+    let mut exec = Exec {
+        program: program.as_ptr(),
+        argv: argv_ptrs.as_ptr(),
+        errno: 0,
+    };
+    // The child's stack: execvp puts the path it tries, and for a script without `#!` a
+    // new argv, on it.
+    let mut stack = vec![0u8; 256 * 1024 + 16 * argv_ptrs.len()];
+    let top = stack.as_mut_ptr_range().end as usize & !15;
+    // SAFETY: the child runs `exec_command` on its own stack with a pointer to `exec`,
+    // both alive until it exec'd or exited, which is when `clone` returns (CLONE_VFORK).
+    let pid = unsafe {
+        libc::clone(
+            exec_command,
+            top as *mut libc::c_void,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            (&raw mut exec).cast(),
+        )
+    };
+    if pid < 0 {
+        return Err(errno());
+    }
+    // SAFETY: the child is done with `exec`: it exec'd or exited.
+    let failed = unsafe { std::ptr::read_volatile(&raw const exec.errno) };
+    if failed != 0 {
+        let mut status = 0;
+        // SAFETY: reaping our own child, which has exited.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        return Err(failed);
+    }
+    Ok(pid)
+}
+
+/// The command's child: its own process group, made the terminal's foreground group (so
+/// that Ctrl-C reaches it and input wait sees it), default signals, then exec. It shares
+/// the shim's memory, so it only makes syscalls; the shim has no signal handlers that
+/// could run here.
+extern "C" fn exec_command(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the shim's `Exec`, alive while this child runs (see spawn_command);
+    // everything below is a syscall on this process.
     unsafe {
-        if libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) < 0 {
-            return Err(errno());
+        let exec = arg.cast::<Exec>();
+        libc::setpgid(0, 0);
+        libc::tcsetpgrp(0, libc::getpid());
+        for signal in IGNORED {
+            libc::signal(signal, libc::SIG_DFL);
         }
-        let pid = libc::fork();
-        if pid < 0 {
-            return Err(errno());
-        }
-        if pid == 0 {
-            libc::close(pipe[0]);
-            // Its own process group, made the terminal's foreground group, so that Ctrl-C
-            // reaches it and input-wait sees it. Done in both processes, as shells do, so
-            // that neither order races.
-            libc::setpgid(0, 0);
-            libc::tcsetpgrp(0, libc::getpid());
-            for signal in IGNORED {
-                libc::signal(signal, libc::SIG_DFL);
-            }
-            let mut empty: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut empty);
-            libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-            libc::execvp(program.as_ptr(), argv_ptrs.as_ptr());
-            // Exec failed: tell the shim why through the close-on-exec pipe.
-            let code = errno().to_le_bytes();
-            libc::write(pipe[1], code.as_ptr().cast(), code.len());
-            libc::_exit(127);
-        }
-        libc::close(pipe[1]);
-        libc::setpgid(pid, pid);
-        libc::tcsetpgrp(0, pid);
-        let mut code = [0u8; 4];
-        let read = loop {
-            let n = libc::read(pipe[0], code.as_mut_ptr().cast(), code.len());
-            if n >= 0 || errno() != libc::EINTR {
-                break n;
-            }
-        };
-        libc::close(pipe[0]);
-        if read == 4 {
-            let mut status = 0;
-            libc::waitpid(pid, &mut status, 0);
-            return Err(i32::from_le_bytes(code));
-        }
-        Ok(pid)
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        libc::execvp((*exec).program, (*exec).argv);
+        std::ptr::write_volatile(&raw mut (*exec).errno, *libc::__errno_location());
+        libc::_exit(127)
     }
 }
 
