@@ -57,6 +57,7 @@ mod shim;
 mod signal;
 mod spawn;
 mod spawner;
+mod timer;
 
 pub use backend::{Backend, Backends, ExecBackend, ShellBackend, quote_word};
 pub use config::Config;

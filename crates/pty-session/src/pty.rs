@@ -101,9 +101,9 @@ pub(crate) fn read_some(master: impl AsFd, buf: &mut [u8]) -> io::Result<usize> 
     }
 }
 
-/// Puts the master on tokio's reactor.
-pub(crate) fn register(master: OwnedFd) -> io::Result<tokio::io::unix::AsyncFd<OwnedFd>> {
+/// Puts a descriptor (the master, a timer) on tokio's reactor.
+pub(crate) fn register(fd: OwnedFd) -> io::Result<tokio::io::unix::AsyncFd<OwnedFd>> {
     // SAFETY: an `OwnedFd` owns its descriptor: it stays open and the same until the
     // `AsyncFd` (which now owns the `OwnedFd`) drops it.
-    unsafe { tokio::io::unix::AsyncFd::register(master) }.map_err(|err| err.into_parts().1)
+    unsafe { tokio::io::unix::AsyncFd::register(fd) }.map_err(|err| err.into_parts().1)
 }

@@ -8,7 +8,8 @@
 //! state must hold before it counts, because one look at `/proc` reads the tasks one after
 //! another, and a task can wake and sleep again between looks: for [`CONFIRM_STILL`] if no
 //! task of the group ran in between (their `schedstat` run counts unchanged), otherwise for
-//! [`CONFIRM`].
+//! [`CONFIRM`]. Sampling is close (yielding between looks) right after a change, every
+//! [`FINE`] for a while after that, then every [`TICK`].
 
 use std::time::{Duration, Instant};
 
@@ -18,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use crate::procfs::{self, GroupSample};
 use crate::request::{SettleOptions, limits};
 use crate::session::Session;
+use crate::timer::FineTimer;
 use crate::{Error, Result, Settle, SettleReason};
 
 /// How long input wait must hold, with no output and no task of the group run, before a
@@ -28,6 +30,12 @@ const CONFIRM_STILL: Duration = Duration::from_micros(100);
 const CONFIRM: Duration = Duration::from_micros(300);
 /// After output, how long to sample closely (by yielding) before falling back to ticks.
 const CLOSE_WATCH: Duration = Duration::from_millis(3);
+/// After the close watch, how long to go on sampling finely: a program that is still
+/// starting (an exec takes a millisecond or more on a busy VM) or answering usually
+/// reaches its read within this.
+const FINE_WATCH: Duration = Duration::from_millis(50);
+/// The sampling period in the fine watch (tokio's timer cannot sleep less than 1 ms).
+const FINE: Duration = Duration::from_micros(200);
 /// The sampling period otherwise.
 const TICK: Duration = Duration::from_millis(1);
 /// If nothing woke the program this long after a write, it is not going to read it now
@@ -123,6 +131,8 @@ pub(crate) async fn settle(
     let never = CancellationToken::new();
     let cancel = cancel.unwrap_or(&never);
     let mut last_change = Instant::now();
+    // Made at the first fine sleep; without it the watch falls back to ticks.
+    let mut fine_timer: Option<std::io::Result<FineTimer>> = None;
     loop {
         changes.borrow_and_update();
         let now = Instant::now();
@@ -159,6 +169,7 @@ pub(crate) async fn settle(
         }
 
         let mut wake = plan.deadline;
+        let mut fine_wake = None;
         if quiet_ends {
             wake = wake.min(quiet_at);
         }
@@ -181,9 +192,23 @@ pub(crate) async fn settle(
                 }
                 continue;
             }
+            if now.duration_since(last_change) < FINE_WATCH {
+                fine_wake = Some(wake.min(now + FINE));
+            }
             wake = wake.min(now + TICK);
         }
+        let timer = match fine_wake {
+            Some(_) => fine_timer.get_or_insert_with(FineTimer::new).as_ref().ok(),
+            None => None,
+        };
+        let fine_sleep = async {
+            match (timer, fine_wake) {
+                (Some(timer), Some(at)) => timer.sleep_until(at).await,
+                _ => std::future::pending().await,
+            }
+        };
         tokio::select! {
+            () = fine_sleep => {}
             changed = changes.changed() => {
                 if changed.is_err() {
                     // The session is gone; its state says why on the next round.
