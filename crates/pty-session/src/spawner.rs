@@ -12,14 +12,16 @@
 //! before `main` in every program that links the library (the `pty-session` server, a
 //! consumer's binary, a test binary), sees the marker and serves requests instead of
 //! running the program. A request is one [`Request`] with two descriptors attached: the
-//! PTY slave and the shim's end of the session's control socket. The spawner forks; the
-//! child puts the slave on stdout and stderr and the control socket on stdin, takes the
-//! request's environment and working directory, and runs [`shim::run`](crate::shim::run).
+//! PTY slave and the shim's end of the session's control socket. A *spare*, a child the
+//! spawner forked ahead of time, reads it, puts the slave on stdout and stderr and the
+//! control socket on stdin, takes the request's environment and working directory, and
+//! runs [`shim::run`](crate::shim::run); the spawner forks the next spare meanwhile.
 //! Nothing is answered on the spawner's socket: the shim reports on the control socket,
 //! and the spawner writes a report there itself if it cannot fork.
 //!
-//! The spawner exits when its socket reaches EOF: the service dropped it, or died.
-//! Children are reaped by the kernel (SIGCHLD ignored), so no shim lingers as a zombie.
+//! The spawner exits when its socket hangs up: the service dropped it, or died (the spare
+//! reads the EOF and exits too). Children are reaped by the kernel (SIGCHLD ignored), so
+//! no shim lingers as a zombie.
 
 use std::ffi::{CStr, CString};
 use std::io::IoSliceMut;
@@ -152,7 +154,13 @@ const IGNORED: [i32; 7] = [
     libc::SIGPIPE,
 ];
 
-/// The spawner's whole life: serve requests on stdin until EOF; returns its exit code.
+/// The spawner's whole life; returns its exit code.
+///
+/// It keeps one *spare*: a child forked ahead of time that waits for the next request on
+/// the spawner's socket and becomes its shim, so that an open does not wait for a fork.
+/// Only the spare reads the socket, one request at a time; once it has a whole request it
+/// closes its end of a pipe to the spawner, which then forks the next spare. The spawner
+/// itself only watches for the service going away.
 fn serve() -> i32 {
     // SAFETY: dispositions and descriptors of our own single-threaded process.
     unsafe {
@@ -165,11 +173,88 @@ fn serve() -> i32 {
         libc::close_range(3, u32::MAX, 0);
     }
     loop {
-        match receive() {
-            Received::Request(request, [slave, control]) => start_shim(&request, slave, control),
-            Received::Malformed => {}
-            Received::End => return 0,
+        let Ok((taken, spare_end)) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+        else {
+            return 1;
+        };
+        // SAFETY: the spawner is single-threaded, so the child of fork may call anything.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            drop(taken);
+            spare(spare_end);
         }
+        drop(spare_end);
+        if pid < 0 {
+            // No spare: take the next request here and say why it cannot start.
+            let errno = errno();
+            match receive() {
+                Received::Request(_, [_, control]) => {
+                    crate::shim::report(control.as_raw_fd(), Report::ForkFailed(errno));
+                    continue;
+                }
+                Received::Malformed | Received::End => return 1,
+            }
+        }
+        match wait_for_spare(&taken) {
+            Spare::Taken => {}
+            Spare::Lost | Spare::ServiceGone => return 0,
+        }
+    }
+}
+
+enum Spare {
+    /// The spare took a request (or died between requests): fork the next.
+    Taken,
+    /// The spare read something that is not a request: the stream is out of step.
+    Lost,
+    ServiceGone,
+}
+
+/// Waits until the spare lets go of its end of the pipe, or the service closes the socket.
+fn wait_for_spare(taken: &OwnedFd) -> Spare {
+    use rustix::event::{PollFd, PollFlags};
+    // SAFETY: stdin is the service's socket for as long as the spawner lives.
+    let socket = unsafe { std::os::fd::BorrowedFd::borrow_raw(0) };
+    loop {
+        // Only hang-ups of the socket: its data is the spare's to read.
+        let mut fds = [
+            PollFd::new(taken, PollFlags::IN),
+            PollFd::new(&socket, PollFlags::RDHUP),
+        ];
+        match rustix::event::poll(&mut fds, None) {
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return Spare::ServiceGone,
+        }
+        if !fds[1].revents().is_empty() {
+            return Spare::ServiceGone;
+        }
+        if !fds[0].revents().is_empty() {
+            let mut byte = [0u8; 1];
+            return match rustix::io::read(taken, &mut byte) {
+                Ok(1) => Spare::Lost,
+                _ => Spare::Taken,
+            };
+        }
+    }
+}
+
+/// The spare: waits for one request, tells the spawner (by closing `taken`), and becomes
+/// its shim. A malformed request leaves the socket out of step, so the spare says so (a
+/// byte on `taken`) and the spawner ends: the service starts a new one.
+fn spare(taken: OwnedFd) -> ! {
+    match receive() {
+        Received::Request(request, [slave, control]) => {
+            drop(taken);
+            // SAFETY: in the forked spare, which never returns from here.
+            unsafe { become_shim(&request, slave.as_raw_fd(), control.as_raw_fd()) }
+        }
+        Received::Malformed => {
+            let _ = rustix::io::write(&taken, &[1]);
+            // SAFETY: ending the spare.
+            unsafe { libc::_exit(1) }
+        }
+        // SAFETY: ending the spare.
+        Received::End => unsafe { libc::_exit(0) },
     }
 }
 
@@ -225,20 +310,7 @@ fn receive() -> Received {
     }
 }
 
-/// Forks the shim for `request`; the spawner's copies of the descriptors close here.
-fn start_shim(request: &Request, slave: OwnedFd, control: OwnedFd) {
-    // SAFETY: the spawner is single-threaded, so the child of fork may call anything.
-    let pid = unsafe { libc::fork() };
-    if pid == 0 {
-        // SAFETY: in the child, which never returns from here.
-        unsafe { become_shim(request, slave.as_raw_fd(), control.as_raw_fd()) }
-    }
-    if pid < 0 {
-        crate::shim::report(control.as_raw_fd(), Report::ForkFailed(errno()));
-    }
-}
-
-/// The forked child: stdio, environment and directory as the request says, then the shim.
+/// The spare: stdio, environment and directory as the request says, then the shim.
 unsafe fn become_shim(request: &Request, slave: i32, control: i32) -> ! {
     // SAFETY (whole function): single-threaded child of fork; our own descriptors,
     // dispositions and environment; pointers outlive the calls.

@@ -118,13 +118,21 @@ async fn sigkill_of_the_server_leaves_no_orphan_within_2_seconds() {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
     }
-    // The spawner and the shims go too.
+    // The spawner, its spare and the shims go too.
     let server_pid = server.child.id().expect("the server runs");
     let spawners = pty_session_testkit::children(server_pid, "pty-spawner");
     assert_eq!(spawners.len(), 1, "one spawner: {spawners:?}");
     let shims = pty_session_testkit::children(spawners[0], "pty-session-shi");
     assert_eq!(shims.len(), 2, "a shim per session: {shims:?}");
-    pids.extend(spawners.iter().chain(&shims).map(|&pid| pid as u32));
+    let spare = pty_session_testkit::children(spawners[0], "pty-spawner");
+    assert_eq!(spare.len(), 1, "one spare: {spare:?}");
+    pids.extend(
+        spawners
+            .iter()
+            .chain(&shims)
+            .chain(&spare)
+            .map(|&pid| pid as u32),
+    );
     assert!(pids.iter().all(|&pid| alive(pid)));
     signal(&server.child, "KILL");
     let _ = server.child.wait().await;

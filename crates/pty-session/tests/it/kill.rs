@@ -113,6 +113,8 @@ async fn dropping_the_service_kills_its_sessions() {
     assert!(alive(pid));
     let spawners = spawners();
     assert_eq!(spawners.len(), 1, "one spawner for the service");
+    let spares = pty_session_testkit::children(spawners[0], "pty-spawner");
+    assert_eq!(spares.len(), 1, "one spare");
     drop(pty);
     eventually(
         "the session's process to die",
@@ -120,40 +122,55 @@ async fn dropping_the_service_kills_its_sessions() {
         || !alive(pid),
     )
     .await;
-    eventually("the spawner to exit", Duration::from_secs(5), || {
-        !alive(spawners[0])
-    })
+    eventually(
+        "the spawner and its spare to exit",
+        Duration::from_secs(5),
+        || !alive(spawners[0]) && !alive(spares[0]),
+    )
     .await;
 }
 
 #[tokio::test]
-async fn a_killed_spawner_is_replaced_and_its_sessions_live_on() {
+async fn a_killed_spawner_or_spare_is_replaced_and_sessions_live_on() {
     let (pty, owner) = service();
     let first = open(&pty, &owner, OpenRequest::new("cat")).await;
     let [spawner] = spawners()[..] else {
         panic!("one spawner expected: {:?}", spawners())
     };
-    // SAFETY: signalling a child process of this test.
-    assert_eq!(unsafe { libc::kill(spawner, libc::SIGKILL) }, 0);
+    let kill = |pid: i32| {
+        // SAFETY: signalling a process this test's service started.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    };
+    let echo = async |word: &str| {
+        let opened = open(&pty, &owner, OpenRequest::new(format!("echo {word}"))).await;
+        assert_eq!(opened.initial_output.text, format!("{word}\n"));
+    };
+
+    // The spare waiting for the next request dies: the spawner forks another.
+    let [spare] = pty_session_testkit::children(spawner, "pty-spawner")[..] else {
+        panic!("one spare expected")
+    };
+    kill(spare);
+    echo("after-the-spare").await;
+
+    // The spawner dies: the spare it left still serves one open, then a new spawner starts.
+    kill(spawner);
     eventually("the spawner to die", Duration::from_secs(5), || {
         !alive(spawner)
     })
     .await;
+    echo("served-by-the-orphaned-spare").await;
+    echo("by-a-new-spawner").await;
+    let now = spawners();
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_ne!(now[0], spawner);
 
-    // The session it started runs on: its shim does not depend on the spawner.
+    // The session started before all this runs on: its shim depends on neither.
     let sent = pty
         .send(&owner, &first.session_id, SendRequest::new("still here"))
         .await
         .unwrap();
     assert_eq!(sent.delta.text, "still here\nstill here\n");
-
-    // The next open starts a new spawner.
-    let second = open(&pty, &owner, OpenRequest::new("echo again")).await;
-    assert_eq!(second.initial_output.text, "again\n");
-    let now = spawners();
-    assert_eq!(now.len(), 1, "{now:?}");
-    assert_ne!(now[0], spawner);
-
     pty.close(&owner, &first.session_id).await.unwrap();
     assert!(!alive(first.pid as i32));
 }
