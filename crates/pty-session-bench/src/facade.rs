@@ -302,6 +302,11 @@ pub struct Idle {
     pub processes: usize,
     pub close_one: Vec<f64>,
     pub shutdown_secs: f64,
+    /// The spawner's and its spare's PSS, in KiB.
+    pub spawner_pss_kib: u64,
+    /// The shims' PSS, in KiB, summed, and how many there were.
+    pub shims_pss_kib: u64,
+    pub shims: usize,
 }
 
 /// Opens `n` idle `cat` sessions with `settle`, then closes 20 of them one by one and
@@ -333,6 +338,22 @@ pub async fn idle(n: usize, settle: Settle) -> Result<Idle> {
     }
     let rss_kib = crate::sys::rss_kib();
     let threads = crate::sys::status_field("Threads");
+    // Our processes beside the service: the spawner with its spare, and a shim a session.
+    let spawners = pty_session_testkit::children(std::process::id(), "pty-spawner");
+    let spares = spawners
+        .iter()
+        .flat_map(|&pid| pty_session_testkit::children(pid, "pty-spawner"));
+    let spawner_pss_kib = spawners
+        .iter()
+        .copied()
+        .chain(spares)
+        .map(crate::sys::pss_kib)
+        .sum();
+    let shims: Vec<i32> = spawners
+        .iter()
+        .flat_map(|&pid| pty_session_testkit::children(pid, "pty-session-shi"))
+        .collect();
+    let shims_pss_kib = shims.iter().copied().map(crate::sys::pss_kib).sum();
     let start = Instant::now();
     let processes = crate::sys::scan_proc_stats();
     let proc_scan_ms = start.elapsed().as_secs_f64() * 1000.0;
@@ -355,5 +376,8 @@ pub async fn idle(n: usize, settle: Settle) -> Result<Idle> {
         processes,
         close_one: close_one.values(),
         shutdown_secs: start.elapsed().as_secs_f64(),
+        spawner_pss_kib,
+        shims_pss_kib,
+        shims: shims.len(),
     })
 }

@@ -18,6 +18,17 @@ pub fn rss_kib() -> u64 {
     status_field("VmRSS")
 }
 
+/// Process `pid`'s proportional set size (its pages, shared ones divided among their
+/// sharers), in KiB; 0 if it is gone.
+pub fn pss_kib(pid: i32) -> u64 {
+    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
+    rollup
+        .lines()
+        .find_map(|line| line.strip_prefix("Pss:"))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
 /// This process's peak resident set, in KiB.
 pub fn hwm_kib() -> u64 {
     status_field("VmHWM")

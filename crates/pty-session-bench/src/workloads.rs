@@ -554,8 +554,9 @@ pub async fn idle(plan: &Plan, report: &mut Report) -> Result<()> {
             run,
             format!(
                 "open {} (first tenth p50 {}, last tenth p50 {}); service RSS {:.1} MiB \
-                 (+{:.1} MiB, {:.1} kB a session), {} threads; close one p50 {} ms; shutdown \
-                 of the rest {:.2} s; one scan of /proc ({} processes) {} ms",
+                 (+{:.1} MiB, {:.1} kB a session), {} threads; beside it (PSS) the spawner \
+                 and its spare {:.1} MiB, {} shims {:.0} kB each; close one p50 {} ms; \
+                 shutdown of the rest {:.2} s; one scan of /proc ({} processes) {} ms",
                 opens.summary(),
                 ms(tenth(&idle.opens, false)),
                 ms(tenth(&idle.opens, true)),
@@ -563,6 +564,9 @@ pub async fn idle(plan: &Plan, report: &mut Report) -> Result<()> {
                 mib(idle.rss_kib.saturating_sub(idle.rss_before_kib)),
                 idle.rss_kib.saturating_sub(idle.rss_before_kib) as f64 * 1.024 / n as f64,
                 idle.threads,
+                mib(idle.spawner_pss_kib),
+                idle.shims,
+                idle.shims_pss_kib as f64 / idle.shims.max(1) as f64,
                 ms(close_one.p50()),
                 idle.shutdown_secs,
                 idle.processes,

@@ -30,6 +30,10 @@ const CONFIRM_STILL: Duration = Duration::from_micros(100);
 const CONFIRM: Duration = Duration::from_micros(300);
 /// After output, how long to sample closely (by yielding) before falling back to ticks.
 const CLOSE_WATCH: Duration = Duration::from_millis(3);
+/// The longest the close watch spins while output keeps coming: a program that has
+/// written without a pause this long produces in bulk, and spinning beside it would take a
+/// core from it and from the drain; it is sampled every [`FINE`] instead until it pauses.
+const SPIN_LIMIT: Duration = Duration::from_millis(10);
 /// After the close watch, how long to go on sampling finely: a program that is still
 /// starting (an exec takes a millisecond or more on a busy VM) or answering usually
 /// reaches its read within this.
@@ -131,6 +135,8 @@ pub(crate) async fn settle(
     let never = CancellationToken::new();
     let cancel = cancel.unwrap_or(&never);
     let mut last_change = Instant::now();
+    // Since when the close watch has spun without a pause of CLOSE_WATCH in the output.
+    let mut spinning_since: Option<Instant> = None;
     // Made at the first fine sleep; without it the watch falls back to ticks.
     let mut fine_timer: Option<std::io::Result<FineTimer>> = None;
     loop {
@@ -177,7 +183,12 @@ pub(crate) async fn settle(
             wake = wake.min(last_output + EXIT_DRAIN);
         }
         if input_wait && !exited {
-            if now.duration_since(last_change) < CLOSE_WATCH || watcher.confirming() {
+            let close = now.duration_since(last_change) < CLOSE_WATCH;
+            if !close {
+                spinning_since = None;
+            }
+            let spun = now.duration_since(*spinning_since.get_or_insert(now));
+            if (close && spun < SPIN_LIMIT) || watcher.confirming() {
                 // Sample closely right after output: the program usually goes back to
                 // its read within microseconds, and the timer cannot wait less than 1 ms.
                 // The thread also yields its CPU, so that the program it watches runs
@@ -192,6 +203,8 @@ pub(crate) async fn settle(
                 }
                 continue;
             }
+            // Output for a while without a pause (a bulk producer), or some time after
+            // the last: look every FINE.
             if now.duration_since(last_change) < FINE_WATCH {
                 fine_wake = Some(wake.min(now + FINE));
             }
