@@ -36,6 +36,12 @@ pub(crate) struct Rendered {
     pub(crate) lines: Vec<String>,
     /// Bytes to write back into the PTY: answers to terminal queries.
     pub(crate) replies: Vec<u8>,
+    /// Emptied strings that new lines are written into before any is allocated: the
+    /// caller puts back what its scrollback let go ([`Scrollback::push_recycling`]), so a
+    /// flood of short lines costs no allocation per line.
+    ///
+    /// [`Scrollback::push_recycling`]: crate::scrollback::Scrollback::push_recycling
+    pub(crate) spare: Vec<String>,
 }
 
 /// A session's renderer: parser state plus the line being drawn.
@@ -107,7 +113,9 @@ impl Renderer {
 
     /// The rendered text after the last line end, such as `>>> `.
     pub(crate) fn pending(&self) -> String {
-        self.line.to_string(..self.line.text.len())
+        std::str::from_utf8(&self.line.text)
+            .expect("the text holds whole characters")
+            .to_owned()
     }
 
     /// Whether a full-screen program has the alternate screen on.
@@ -158,8 +166,13 @@ impl Line {
         self.text.len()
     }
 
-    fn to_string(&self, range: impl std::slice::SliceIndex<[u8], Output = [u8]>) -> String {
-        String::from_utf8(self.text[range].to_vec()).expect("the text holds whole characters")
+    /// The text in `range` as a new line, in a spare string if there is one.
+    fn emit(&self, range: impl std::slice::SliceIndex<[u8], Output = [u8]>, out: &mut Rendered) {
+        let text = std::str::from_utf8(&self.text[range]).expect("the text holds whole characters");
+        let mut line = out.spare.pop().unwrap_or_default();
+        line.clear();
+        line.push_str(text);
+        out.lines.push(line);
     }
 
     /// Replaces the cells `from..to` (which exist) with `with`, `cells` characters long.
@@ -170,8 +183,8 @@ impl Line {
     }
 
     fn commit(&mut self, out: &mut Rendered) {
-        // A copy of exactly the line's length; the buffer stays for the next line.
-        out.lines.push(self.to_string(..));
+        // A copy of the line; the buffer stays for the next line.
+        self.emit(.., out);
         self.text.clear();
         self.cells = 0;
         self.col = 0;
@@ -210,7 +223,7 @@ impl Line {
                 .iter()
                 .filter(|&&b| !is_continuation(b))
                 .count();
-            out.lines.push(self.to_string(..end));
+            self.emit(..end, out);
             self.text.drain(..end);
             self.cells -= taken;
             self.col = self.col.saturating_sub(taken);
@@ -357,6 +370,18 @@ mod tests {
     use expect_test::{Expect, expect, expect_file};
 
     use super::*;
+
+    #[test]
+    fn new_lines_are_written_into_spare_strings() {
+        let mut renderer = Renderer::new(40);
+        let mut out = Rendered::default();
+        out.spare.push(String::with_capacity(100));
+        renderer.feed(b"first\nsecond\n", &mut out);
+        assert_eq!(out.lines, ["first", "second"]);
+        // One line took the spare string (its capacity shows), the next a new one.
+        assert!(out.spare.is_empty());
+        assert!(out.lines.iter().any(|line| line.capacity() >= 100));
+    }
 
     /// The result of feeding `chunks` one after another, in a readable form.
     fn render(rows: u16, chunks: &mut dyn Iterator<Item = &[u8]>) -> String {

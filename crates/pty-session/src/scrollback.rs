@@ -8,6 +8,14 @@ use std::collections::VecDeque;
 
 use crate::Output;
 
+/// How many dropped lines' strings [`Scrollback::push_recycling`] lets `spare` hold: as
+/// many as the lines of one 64 KiB read of short lines (`seq` gives about 8,000), so a
+/// flood allocates nothing per line once its scrollback is full.
+const SPARE_LINES: usize = 8192;
+/// The largest string it hands back, in bytes of capacity: short lines are the ones whose
+/// allocation costs most per byte; a full pool holds at most about 1.2 MB.
+const SPARE_CAPACITY: usize = 128;
+
 /// The completed lines of one session and its read cursor.
 #[derive(Debug)]
 pub(crate) struct Scrollback {
@@ -37,15 +45,26 @@ impl Scrollback {
     /// Appends one completed line (without its `\n`), dropping the oldest lines past the
     /// budget. A line alone larger than the byte budget is still kept, so the newest line
     /// is always readable.
+    #[cfg(test)]
     pub(crate) fn push(&mut self, line: String) {
+        self.push_recycling(line, &mut Vec::new());
+    }
+
+    /// [`push`](Self::push), putting the dropped lines' strings, emptied, into `spare`
+    /// for new lines to be written into (a few, and only small ones).
+    pub(crate) fn push_recycling(&mut self, line: String, spare: &mut Vec<String>) {
         self.bytes += line.len();
         self.lines.push_back(line);
         while self.lines.len() > self.max_lines
             || (self.bytes > self.max_bytes && self.lines.len() > 1)
         {
-            let dropped = self.lines.pop_front().expect("more than one line");
+            let mut dropped = self.lines.pop_front().expect("more than one line");
             self.bytes -= dropped.len();
             self.begin += 1;
+            if spare.len() < SPARE_LINES && dropped.capacity() <= SPARE_CAPACITY {
+                dropped.clear();
+                spare.push(dropped);
+            }
         }
     }
 
@@ -101,6 +120,27 @@ impl Scrollback {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dropped_lines_come_back_emptied_few_and_small() {
+        let mut scrollback = Scrollback::new(2, 1 << 20);
+        let mut spare = Vec::new();
+        scrollback.push_recycling("x".repeat(2000), &mut spare);
+        let n = SPARE_LINES + 100;
+        for i in 0..n {
+            scrollback.push_recycling(format!("line {i}"), &mut spare);
+        }
+        // n - 1 lines dropped: the large one is not kept, and at most SPARE_LINES are.
+        assert_eq!(spare.len(), SPARE_LINES);
+        assert!(
+            spare
+                .iter()
+                .all(|s| s.is_empty() && s.capacity() <= SPARE_CAPACITY)
+        );
+        assert_eq!(scrollback.line_end(), n as u64 + 1);
+        let last = [format!("line {}", n - 2), format!("line {}", n - 1)];
+        assert_eq!(scrollback.lines_from(0).collect::<Vec<_>>(), last);
+    }
 
     fn filled(max_lines: usize, max_bytes: usize, n: u64) -> Scrollback {
         let mut scrollback = Scrollback::new(max_lines, max_bytes);

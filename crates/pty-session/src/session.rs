@@ -82,9 +82,11 @@ impl State {
 }
 
 thread_local! {
-    /// One read buffer per runtime thread, not per session: 1,000 idle sessions must not
-    /// hold 64 MiB of buffers.
-    static READ_BUF: RefCell<Vec<u8>> = RefCell::new(vec![0; 64 * 1024]);
+    /// One read buffer and one render scratch per runtime thread, not per session: 1,000
+    /// idle sessions must not hold 64 MiB of buffers. The scratch keeps its spare strings
+    /// from read to read, so a flood of short lines reuses the ones its scrollback dropped.
+    static SCRATCH: RefCell<(Vec<u8>, Rendered)> =
+        RefCell::new((vec![0; 64 * 1024], Rendered::default()));
 }
 
 impl Session {
@@ -203,8 +205,9 @@ impl Session {
     /// Reads everything the master has now into the scrollback. Returns `Ok(true)` at the
     /// end of output.
     fn read_available(&self) -> io::Result<bool> {
-        READ_BUF.with_borrow_mut(|buf| {
-            let mut rendered = Rendered::default();
+        SCRATCH.with_borrow_mut(|(buf, rendered)| {
+            rendered.lines.clear();
+            rendered.replies.clear();
             let mut got_output = false;
             let mut eof = false;
             loop {
@@ -221,9 +224,9 @@ impl Session {
                     }
                     Ok(n) => {
                         got_output = true;
-                        state.renderer.feed(&buf[..n], &mut rendered);
+                        state.renderer.feed(&buf[..n], rendered);
                         for line in rendered.lines.drain(..) {
-                            state.scrollback.push(line);
+                            state.scrollback.push_recycling(line, &mut rendered.spare);
                         }
                     }
                     Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
