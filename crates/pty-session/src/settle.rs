@@ -140,6 +140,9 @@ pub(crate) async fn settle(
     // Made at the first fine sleep; without it the watch falls back to ticks.
     let mut fine_timer: Option<std::io::Result<FineTimer>> = None;
     loop {
+        if changes.has_changed().unwrap_or(false) {
+            last_change = Instant::now();
+        }
         changes.borrow_and_update();
         let now = Instant::now();
         let (seq, last_output, exited) = {
@@ -176,6 +179,9 @@ pub(crate) async fn settle(
 
         let mut wake = plan.deadline;
         let mut fine_wake = None;
+        // Output keeps coming and the close watch has spun its fill: look every FINE,
+        // not at every read of the output.
+        let mut bulk = false;
         if quiet_ends {
             wake = wake.min(quiet_at);
         }
@@ -205,6 +211,7 @@ pub(crate) async fn settle(
             }
             // Output for a while without a pause (a bulk producer), or some time after
             // the last: look every FINE.
+            bulk = close;
             if now.duration_since(last_change) < FINE_WATCH {
                 fine_wake = Some(wake.min(now + FINE));
             }
@@ -222,7 +229,7 @@ pub(crate) async fn settle(
         };
         tokio::select! {
             () = fine_sleep => {}
-            changed = changes.changed() => {
+            changed = changes.changed(), if !bulk => {
                 if changed.is_err() {
                     // The session is gone; its state says why on the next round.
                     tokio::time::sleep(TICK).await;
