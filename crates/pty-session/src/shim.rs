@@ -147,7 +147,7 @@ unsafe fn setup_terminal_and_control() -> Option<i32> {
 }
 
 /// Signals the shim ignores: terminal and job-control signals meant for the command.
-const IGNORED: [i32; 7] = [
+pub(crate) const IGNORED: [i32; 7] = [
     libc::SIGHUP,
     libc::SIGINT,
     libc::SIGQUIT,

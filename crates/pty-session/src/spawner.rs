@@ -142,18 +142,6 @@ extern "C" fn init() {
     unsafe { libc::_exit(code) }
 }
 
-/// Signals the spawner ignores: a Ctrl-C or hangup in the service's terminal is the
-/// service's to handle; the spawner goes when its socket closes.
-const IGNORED: [i32; 7] = [
-    libc::SIGHUP,
-    libc::SIGINT,
-    libc::SIGQUIT,
-    libc::SIGTSTP,
-    libc::SIGTTIN,
-    libc::SIGTTOU,
-    libc::SIGPIPE,
-];
-
 /// The spawner's whole life; returns its exit code.
 ///
 /// It keeps one *spare*: a child forked ahead of time that waits for the next request on
@@ -164,7 +152,9 @@ const IGNORED: [i32; 7] = [
 fn serve() -> i32 {
     // SAFETY: dispositions and descriptors of our own single-threaded process.
     unsafe {
-        for signal in IGNORED {
+        // The shim's set: a Ctrl-C or hangup in the service's terminal is the service's
+        // to handle; the spawner goes when its socket closes.
+        for signal in crate::shim::IGNORED {
             libc::signal(signal, libc::SIG_IGN);
         }
         // The kernel reaps the shims; a shim resets this before it forks anything.
