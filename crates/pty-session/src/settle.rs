@@ -204,9 +204,6 @@ pub(crate) async fn settle(
                     () = tokio::task::yield_now() => {}
                     () = cancel.cancelled() => return Err(Error::Cancelled),
                 }
-                if changes.has_changed().unwrap_or(false) {
-                    last_change = Instant::now();
-                }
                 continue;
             }
             // Output for a while without a pause (a bulk producer), or some time after
@@ -217,14 +214,17 @@ pub(crate) async fn settle(
             }
             wake = wake.min(now + TICK);
         }
-        let timer = match fine_wake {
-            Some(_) => fine_timer.get_or_insert_with(FineTimer::new).as_ref().ok(),
-            None => None,
-        };
+        let fine = fine_wake.and_then(|at| {
+            let timer = fine_timer
+                .get_or_insert_with(FineTimer::new)
+                .as_ref()
+                .ok()?;
+            Some((timer, at))
+        });
         let fine_sleep = async {
-            match (timer, fine_wake) {
-                (Some(timer), Some(at)) => timer.sleep_until(at).await,
-                _ => std::future::pending().await,
+            match fine {
+                Some((timer, at)) => timer.sleep_until(at).await,
+                None => std::future::pending().await,
             }
         };
         tokio::select! {

@@ -5,8 +5,8 @@
 //! code, so the shim is plain single-threaded code too. It:
 //! 1. starts a new session and takes the PTY (its stdout) as controlling terminal;
 //! 2. becomes a child subreaper, so every orphan of the command's tree reparents to it;
-//! 3. starts the command (vfork-style) in its own process group, the terminal's foreground group, with
-//!    default signal handling, and reports its pid (or why exec failed) to the service;
+//! 3. starts the command (vfork-style) in its own process group, the terminal's foreground
+//!    group, with default signal handling, and reports its pid (or why exec failed);
 //! 4. reaps everything below it and reports the command's exit status;
 //! 5. on EOF of its control socket (the service closed the session, or the service died)
 //!    or SIGTERM, sends SIGHUP, SIGTERM and SIGCONT to every descendant, waits out the
@@ -263,7 +263,8 @@ unsafe fn stdio_to_dev_null() {
     }
 }
 
-fn errno() -> i32 {
+/// The calling thread's `errno`.
+pub(crate) fn errno() -> i32 {
     std::io::Error::last_os_error()
         .raw_os_error()
         .unwrap_or(libc::EIO)

@@ -23,7 +23,7 @@
 //! reads the EOF and exits too). Children are reaped by the kernel (SIGCHLD ignored), so
 //! no shim lingers as a zombie.
 
-use std::ffi::{CStr, CString};
+use std::ffi::CString;
 use std::io::IoSliceMut;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -176,7 +176,7 @@ fn serve() -> i32 {
         drop(spare_end);
         if pid < 0 {
             // No spare: take the next request here and say why it cannot start.
-            let errno = errno();
+            let errno = crate::shim::errno();
             match receive() {
                 Received::Request(_, [_, control]) => {
                     crate::shim::report(control.as_raw_fd(), Report::ForkFailed(errno));
@@ -311,35 +311,18 @@ unsafe fn become_shim(request: &Request, slave: i32, control: i32) -> ! {
         if !placed {
             libc::_exit(126);
         }
+        // `putenv` keeps the pointer: the request lives until this process execs or
+        // exits, since this function never returns.
         libc::clearenv();
         for entry in &request.env {
-            put_env(entry);
+            libc::putenv(entry.as_ptr().cast_mut());
         }
         if !request.cwd.is_empty() && libc::chdir(request.cwd.as_ptr()) < 0 {
-            crate::shim::report(0, Report::ChdirFailed(errno()));
+            crate::shim::report(0, Report::ChdirFailed(crate::shim::errno()));
             libc::_exit(126);
         }
         libc::_exit(crate::shim::run(request.grace_ms, &request.argv))
     }
-}
-
-/// Sets one `NAME=value` entry (setenv copies it).
-unsafe fn put_env(entry: &CStr) {
-    let bytes = entry.to_bytes();
-    let Some(eq) = bytes.iter().position(|b| *b == b'=') else {
-        return;
-    };
-    let (Ok(name), Ok(value)) = (CString::new(&bytes[..eq]), CString::new(&bytes[eq + 1..])) else {
-        return;
-    };
-    // SAFETY: single-threaded; both strings are NUL-terminated and outlive the call.
-    unsafe { libc::setenv(name.as_ptr(), value.as_ptr(), 1) };
-}
-
-fn errno() -> i32 {
-    std::io::Error::last_os_error()
-        .raw_os_error()
-        .unwrap_or(libc::EIO)
 }
 
 #[cfg(test)]
