@@ -11,6 +11,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::procfs::GroupProbe;
 use crate::request::limits;
 use crate::scrollback::Scrollback;
 use crate::session::Session;
@@ -255,7 +256,8 @@ impl PtyService {
         drop(reservation);
         tracing::debug!(session = %id, owner = %owner, pid = session.pid, "opened");
 
-        match settle::settle(&session, &plan, Baseline::now(&session), Some(cancel)).await {
+        let base = Baseline::now(&session);
+        match settle::settle(&session, &plan, base, GroupProbe::default(), Some(cancel)).await {
             Ok(settled_by) => {
                 let (output, pending, status, alt_screen) = self.reply(&session, lines);
                 Ok(Opened {
@@ -312,7 +314,8 @@ impl PtyService {
         // The copy is overwritten however the call ends, like the request's own data.
         let bytes = Wiped(bytes);
         let base = Baseline::now(&session);
-        session.mark_write();
+        let mut probe = GroupProbe::default();
+        session.mark_write(&mut probe);
         let written = tokio::select! {
             written = write_all(&session.master, &bytes, plan.deadline()) => written,
             () = cancel.cancelled() => return Err(Error::Cancelled),
@@ -339,7 +342,7 @@ impl PtyService {
             }
         }
         session.write_done();
-        let settled_by = settle::settle(&session, &plan, base, Some(cancel)).await?;
+        let settled_by = settle::settle(&session, &plan, base, probe, Some(cancel)).await?;
         let (delta, pending, status, alt_screen) = self.reply(&session, lines);
         Ok(Sent {
             delta,

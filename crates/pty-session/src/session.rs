@@ -15,6 +15,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::watch;
 
+use crate::procfs::GroupProbe;
 use crate::render::{Rendered, Renderer};
 use crate::scrollback::Scrollback;
 use crate::shim::{REPORT_LEN, Report};
@@ -172,11 +173,12 @@ impl Session {
         }
     }
 
-    /// Records the foreground group's state before a write into the terminal.
-    pub(crate) fn mark_write(&self) {
+    /// Records the foreground group's state before a write into the terminal, looking
+    /// through `probe` (which the write's settle goes on using).
+    pub(crate) fn mark_write(&self, probe: &mut GroupProbe) {
         let group = crate::pty::foreground_group(self.master.get_ref()).and_then(|pgrp| {
             let members = self.group_members(pgrp, false);
-            crate::procfs::sample(&members).map(|sample| (pgrp, sample.runs))
+            probe.sample(&members).map(|sample| (pgrp, sample.runs))
         });
         let mark = WriteMark {
             at: Instant::now(),
@@ -205,12 +207,23 @@ impl Session {
     /// Reads everything the master has now into the scrollback. Returns `Ok(true)` at the
     /// end of output.
     fn read_available(&self) -> io::Result<bool> {
+        loop {
+            match self.read_burst(usize::MAX)? {
+                Burst::Drained => return Ok(false),
+                Burst::End => return Ok(true),
+                Burst::More => {}
+            }
+        }
+    }
+
+    /// Reads what the master has into the scrollback, up to `max_reads` reads.
+    fn read_burst(&self, max_reads: usize) -> io::Result<Burst> {
         SCRATCH.with_borrow_mut(|(buf, rendered)| {
             rendered.lines.clear();
             rendered.replies.clear();
             let mut got_output = false;
-            let mut eof = false;
-            loop {
+            let mut burst = Burst::More;
+            for _ in 0..max_reads {
                 // Bytes are read under the state lock, so that they are never out of the
                 // master and not yet in the scrollback for anyone who looks: a settle that
                 // finds the master empty and then reads the scrollback gets them (without
@@ -219,7 +232,7 @@ impl Session {
                 let mut state = self.state();
                 match crate::pty::read_some(self.master.get_ref(), buf) {
                     Ok(0) => {
-                        eof = true;
+                        burst = Burst::End;
                         break;
                     }
                     Ok(n) => {
@@ -229,17 +242,21 @@ impl Session {
                             state.scrollback.push_recycling(line, &mut rendered.spare);
                         }
                     }
-                    Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
+                        burst = Burst::Drained;
+                        break;
+                    }
                     Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
                     Err(err) => return Err(err),
                 }
             }
             if !rendered.replies.is_empty() {
-                self.mark_write();
+                self.mark_write(&mut GroupProbe::default());
                 // Replies to terminal queries are a few bytes; the input queue takes them
                 // unless the program stopped reading, and then nothing waits for them.
                 let _ = crate::pty::write_some(self.master.get_ref(), &rendered.replies);
             }
+            let eof = matches!(burst, Burst::End);
             if got_output || eof {
                 let mut state = self.state();
                 if got_output {
@@ -250,10 +267,25 @@ impl Session {
                 drop(state);
                 self.bump();
             }
-            Ok(eof)
+            Ok(burst)
         })
     }
 }
+
+/// How a burst of reads of the master ended.
+enum Burst {
+    /// Nothing more to read now.
+    Drained,
+    /// The end of output.
+    End,
+    /// The burst's reads were used up; more may be there.
+    More,
+}
+
+/// The most reads of the master the drain makes before it lets other tasks run: a
+/// program that writes without a pause must not hold a runtime thread (up to 64 KiB at
+/// the n_tty buffer's 4 KiB a read).
+const BURST_READS: usize = 16;
 
 /// The drain task: reads output until the end, follows the shim's reports, and marks the
 /// session finished once the shim is gone and the output is drained.
@@ -271,11 +303,19 @@ async fn drain(session: Arc<Session>, mut control: OwnedReadHalf) {
                 let Ok(mut guard) = ready else { eof = true; continue };
                 guard.clear_ready();
                 drop(guard);
-                match session.read_available() {
-                    Ok(end) => eof = end,
-                    Err(err) => {
-                        tracing::warn!(session = %session.id, "reading the terminal failed: {err}");
-                        eof = true;
+                loop {
+                    match session.read_burst(BURST_READS) {
+                        Ok(Burst::Drained) => break,
+                        Ok(Burst::End) => {
+                            eof = true;
+                            break;
+                        }
+                        Ok(Burst::More) => tokio::task::yield_now().await,
+                        Err(err) => {
+                            tracing::warn!(session = %session.id, "reading the terminal failed: {err}");
+                            eof = true;
+                            break;
+                        }
                     }
                 }
             }

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
-use crate::procfs::{self, GroupSample};
+use crate::procfs::{self, GroupProbe, GroupSample};
 use crate::request::{SettleOptions, limits};
 use crate::session::Session;
 use crate::timer::FineTimer;
@@ -122,6 +122,7 @@ pub(crate) async fn settle(
     session: &Session,
     plan: &Plan,
     base: Baseline,
+    probe: GroupProbe,
     cancel: Option<&CancellationToken>,
 ) -> Result<SettleReason> {
     if !plan.waits() {
@@ -130,7 +131,11 @@ pub(crate) async fn settle(
     let mut changes = session.subscribe();
     let input_wait = plan.mode == Settle::Auto && session.input_wait_supported;
     let quiet_ends = plan.mode == Settle::Quiet || !input_wait;
-    let mut watcher = InputWatcher::default();
+    let mut watcher = InputWatcher {
+        probe,
+        candidate: None,
+        scanned: None,
+    };
     let mut checked = base.line_mark;
     let never = CancellationToken::new();
     let cancel = cancel.unwrap_or(&never);
@@ -243,8 +248,9 @@ pub(crate) async fn settle(
 }
 
 /// Samples the foreground group during one settle.
-#[derive(Default)]
 struct InputWatcher {
+    /// The group's open `/proc` records, closed when the settle ends.
+    probe: GroupProbe,
     /// Since when the group has waited for input, and the output count and the group's
     /// run count then.
     candidate: Option<(Instant, u64, u64)>,
@@ -290,7 +296,7 @@ impl InputWatcher {
         let Some(GroupSample {
             waiting_for_input,
             runs,
-        }) = procfs::sample(&members)
+        }) = self.probe.sample(&members)
         else {
             // The members we knew are gone: look again next time.
             session.group_members(pgrp, true);
