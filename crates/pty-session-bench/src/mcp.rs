@@ -1,5 +1,10 @@
 //! The workloads over MCP: the real `pty-session mcp` binary on stdio, driven by the rmcp
 //! client as an agent's client would drive it.
+//!
+//! The client runs on a single-threaded runtime of its own, as in a client process of its
+//! own: on the bench's multi-threaded runtime, which also holds the facade's sessions,
+//! each of rmcp's task hand-offs could wake the other worker, and that cost (0.1 ms a
+//! call here) is the bench's, not the server's. Its calls block, like the raw loops.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -30,15 +35,36 @@ impl ClientHandler for BenchClient {
     }
 }
 
-/// `pty-session mcp` with the bench's client on its stdin/stdout.
+/// `pty-session mcp` with the bench's client on its stdin/stdout. Its methods block; call
+/// them outside the bench's runtime or in `block_in_place`.
 pub struct Server {
+    /// Taken only by `drop`.
+    runtime: Option<tokio::runtime::Runtime>,
     client: RunningService<RoleClient, BenchClient>,
     child: Child,
 }
 
 impl Server {
     /// Starts `binary mcp` and completes the MCP handshake.
-    pub async fn start(binary: &Path) -> Result<Server> {
+    pub fn start(binary: &Path) -> Result<Server> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("the client's runtime")?;
+        let (client, child) = runtime.block_on(Self::connect(binary))?;
+        Ok(Server {
+            runtime: Some(runtime),
+            client,
+            child,
+        })
+    }
+
+    fn block_on<F: Future>(&self, future: F) -> F::Output {
+        let runtime = self.runtime.as_ref().expect("the runtime lives until drop");
+        runtime.block_on(future)
+    }
+
+    async fn connect(binary: &Path) -> Result<(RunningService<RoleClient, BenchClient>, Child)> {
         let mut child = Command::new(binary)
             .arg("mcp")
             .stdin(Stdio::piped())
@@ -53,17 +79,18 @@ impl Server {
             .serve((stdout, stdin))
             .await
             .context("MCP handshake over stdio")?;
-        Ok(Server { client, child })
+        Ok((client, child))
     }
 
     /// Calls `tool`; fails on a protocol error or a tool error.
-    pub async fn call(&self, tool: &str, arguments: Value) -> Result<Value> {
+    pub fn call(&self, tool: &str, arguments: Value) -> Result<Value> {
         let Value::Object(arguments) = arguments else {
             bail!("arguments must be an object")
         };
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-        let result = tokio::time::timeout(Duration::from_secs(60), self.client.call_tool(params))
-            .await
+        let call = tokio::time::timeout(Duration::from_secs(60), self.client.call_tool(params));
+        let result = self
+            .block_on(call)
             .with_context(|| format!("{tool}: no answer within 60 s"))??;
         let value = result
             .structured_content
@@ -73,10 +100,8 @@ impl Server {
     }
 
     /// Opens `command`; its session id.
-    pub async fn open(&self, command: &str) -> Result<String> {
-        let opened = self
-            .call("pty_open", json!({"command": command, "timeoutMs": 20_000}))
-            .await?;
+    pub fn open(&self, command: &str) -> Result<String> {
+        let opened = self.call("pty_open", json!({"command": command, "timeoutMs": 20_000}))?;
         ensure!(opened["status"] == "running", "{command} ended: {opened}");
         Ok(opened["sessionId"]
             .as_str()
@@ -85,18 +110,31 @@ impl Server {
     }
 
     /// Closes the stdio (the server closes its sessions and exits) and reaps it.
-    pub async fn stop(mut self) -> Result<()> {
-        let _ = self.client.cancel().await;
-        match tokio::time::timeout(Duration::from_secs(20), self.child.wait()).await {
-            Ok(status) => {
-                status?;
+    pub fn stop(mut self) -> Result<()> {
+        let runtime = self.runtime.take().expect("the runtime lives until drop");
+        runtime.block_on(async {
+            let _ = self.client.close().await;
+            match tokio::time::timeout(Duration::from_secs(20), self.child.wait()).await {
+                Ok(status) => {
+                    status?;
+                }
+                Err(_) => {
+                    self.child.kill().await?;
+                    bail!("pty-session mcp did not exit within 20 s of EOF");
+                }
             }
-            Err(_) => {
-                self.child.kill().await?;
-                bail!("pty-session mcp did not exit within 20 s of EOF");
-            }
+            Ok(())
+        })
+    }
+}
+
+impl Drop for Server {
+    /// Without a `stop` (a workload failed): the child is killed (`kill_on_drop`), and the
+    /// runtime is let go without waiting, which is allowed on the bench's runtime too.
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
         }
-        Ok(())
     }
 }
 
@@ -108,9 +146,9 @@ pub struct Echo<'a> {
 }
 
 impl<'a> Echo<'a> {
-    pub async fn start(server: &'a Server) -> Result<Echo<'a>> {
+    pub fn start(server: &'a Server) -> Result<Echo<'a>> {
         Ok(Echo {
-            id: server.open("cat").await?,
+            id: server.open("cat")?,
             server,
             complete: Complete::default(),
         })
@@ -118,19 +156,18 @@ impl<'a> Echo<'a> {
 
     /// `pty_tail` with nothing new: the cost of an MCP call alone, without a PTY or a
     /// settle.
-    pub async fn tail(&self) -> Result<Duration> {
+    pub fn tail(&self) -> Result<Duration> {
         let start = Instant::now();
-        self.server.call("pty_tail", json!({"id": self.id})).await?;
+        self.server.call("pty_tail", json!({"id": self.id}))?;
         Ok(start.elapsed())
     }
 
     /// `pty_send` of `data`; complete when the one reply holds the echo and `cat`'s copy.
-    pub async fn round(&mut self, data: &str) -> Result<Duration> {
+    pub fn round(&mut self, data: &str) -> Result<Duration> {
         let start = Instant::now();
         let sent = self
             .server
-            .call("pty_send", json!({"id": self.id, "data": data}))
-            .await?;
+            .call("pty_send", json!({"id": self.id, "data": data}))?;
         let elapsed = start.elapsed();
         let whole = sent["delta"] == format!("{data}\n{data}\n") && sent["settledBy"] == "input";
         self.complete.count(whole, || {
@@ -148,21 +185,20 @@ pub struct Repl<'a> {
 }
 
 impl<'a> Repl<'a> {
-    pub async fn start(server: &'a Server, python: &str) -> Result<Repl<'a>> {
+    pub fn start(server: &'a Server, python: &str) -> Result<Repl<'a>> {
         Ok(Repl {
-            id: server.open(&format!("{python} -q")).await?,
+            id: server.open(&format!("{python} -q"))?,
             server,
             complete: Complete::default(),
         })
     }
 
     /// `pty_send` of `6*7`; complete when the one reply holds `42` and the prompt.
-    pub async fn round(&mut self) -> Result<Duration> {
+    pub fn round(&mut self) -> Result<Duration> {
         let start = Instant::now();
         let sent = self
             .server
-            .call("pty_send", json!({"id": self.id, "data": "6*7"}))
-            .await?;
+            .call("pty_send", json!({"id": self.id, "data": "6*7"}))?;
         let elapsed = start.elapsed();
         self.complete.all += 1;
         let delta = sent["delta"].as_str().unwrap_or_default();

@@ -41,8 +41,8 @@ pub async fn echo(plan: &Plan, report: &mut Report) -> Result<()> {
     let pty = PtyService::new(Config::default());
     let mut raw = raw::Echo::start()?;
     let mut facade = facade::Echo::start(&pty).await?;
-    let server = mcp::Server::start(&plan.server).await?;
-    let mut mcp = mcp::Echo::start(&server).await?;
+    let server = blocking(|| mcp::Server::start(&plan.server))?;
+    let mut mcp = blocking(|| mcp::Echo::start(&server))?;
     let tmux = if tmux_usable(plan, report) {
         let tmux = tmux::Tmux::start("cat")?;
         Some(tmux)
@@ -62,9 +62,12 @@ pub async fn echo(plan: &Plan, report: &mut Report) -> Result<()> {
         for i in rounds.clone() {
             Samples::push(&mut f, facade.round(&i.to_string()).await?);
         }
-        for i in rounds.clone() {
-            Samples::push(&mut m, mcp.round(&i.to_string()).await?);
-        }
+        blocking(|| {
+            for i in rounds.clone() {
+                Samples::push(&mut m, mcp.round(&i.to_string())?);
+            }
+            Ok(())
+        })?;
         if let Some(tmux) = &tmux {
             blocking(|| {
                 for i in rounds.clone().step_by(plan.peer_every) {
@@ -80,13 +83,16 @@ pub async fn echo(plan: &Plan, report: &mut Report) -> Result<()> {
     }
     // The MCP call alone: a tail with nothing new, no PTY write and no settle.
     let mut tails = Samples::default();
-    for _ in 0..plan.echo_sends / 5 {
-        tails.push(mcp.tail().await?);
-    }
+    blocking(|| {
+        for _ in 0..plan.echo_sends / 5 {
+            tails.push(mcp.tail()?);
+        }
+        Ok(())
+    })?;
     let facade_complete = facade.complete.clone();
     let mcp_complete = mcp.complete.clone();
     facade.close().await?;
-    server.stop().await?;
+    blocking(|| server.stop())?;
     drop(raw);
     drop(tmux);
     let name = format!("echo round trip, `cat`, {} sends", plan.echo_sends);
@@ -148,8 +154,8 @@ pub async fn repl(plan: &Plan, report: &mut Report) -> Result<()> {
     let pty = PtyService::new(Config::default());
     let mut raw = blocking(|| raw::Repl::start(&plan.python))?;
     let mut facade = facade::Repl::start(&pty, &plan.python).await?;
-    let server = mcp::Server::start(&plan.server).await?;
-    let mut mcp = mcp::Repl::start(&server, &plan.python).await?;
+    let server = blocking(|| mcp::Server::start(&plan.server))?;
+    let mut mcp = blocking(|| mcp::Repl::start(&server, &plan.python))?;
     let tmux = if tmux_usable(plan, report) {
         let tmux = tmux::Tmux::start(&format!("{} -q", plan.python))?;
         tmux.wait(|s| s.last().is_some_and(|l| l.starts_with(">>>")))?;
@@ -170,9 +176,12 @@ pub async fn repl(plan: &Plan, report: &mut Report) -> Result<()> {
         for _ in rounds.clone() {
             Samples::push(&mut f, facade.round().await?);
         }
-        for _ in rounds.clone() {
-            Samples::push(&mut m, mcp.round().await?);
-        }
+        blocking(|| {
+            for _ in rounds.clone() {
+                Samples::push(&mut m, mcp.round()?);
+            }
+            Ok(())
+        })?;
         if let Some(tmux) = &tmux {
             blocking(|| {
                 for i in rounds.clone().step_by(plan.peer_every) {
@@ -191,7 +200,7 @@ pub async fn repl(plan: &Plan, report: &mut Report) -> Result<()> {
     let facade_complete = facade.complete.clone();
     let mcp_complete = mcp.complete.clone();
     facade.close().await?;
-    server.stop().await?;
+    blocking(|| server.stop())?;
     drop(raw);
     drop(tmux);
     let name = format!(
