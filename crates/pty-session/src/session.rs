@@ -207,23 +207,12 @@ impl Session {
     /// Reads everything the master has now into the scrollback. Returns `Ok(true)` at the
     /// end of output.
     fn read_available(&self) -> io::Result<bool> {
-        loop {
-            match self.read_burst(usize::MAX)? {
-                Burst::Drained => return Ok(false),
-                Burst::End => return Ok(true),
-                Burst::More => {}
-            }
-        }
-    }
-
-    /// Reads what the master has into the scrollback, up to `max_reads` reads.
-    fn read_burst(&self, max_reads: usize) -> io::Result<Burst> {
         SCRATCH.with_borrow_mut(|(buf, rendered)| {
             rendered.lines.clear();
             rendered.replies.clear();
             let mut got_output = false;
-            let mut burst = Burst::More;
-            for _ in 0..max_reads {
+            let mut eof = false;
+            loop {
                 // Bytes are read under the state lock, so that they are never out of the
                 // master and not yet in the scrollback for anyone who looks: a settle that
                 // finds the master empty and then reads the scrollback gets them (without
@@ -232,7 +221,7 @@ impl Session {
                 let mut state = self.state();
                 match crate::pty::read_some(self.master.get_ref(), buf) {
                     Ok(0) => {
-                        burst = Burst::End;
+                        eof = true;
                         break;
                     }
                     Ok(n) => {
@@ -242,10 +231,7 @@ impl Session {
                             state.scrollback.push_recycling(line, &mut rendered.spare);
                         }
                     }
-                    Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
-                        burst = Burst::Drained;
-                        break;
-                    }
+                    Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
                     Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
                     Err(err) => return Err(err),
                 }
@@ -256,7 +242,6 @@ impl Session {
                 // unless the program stopped reading, and then nothing waits for them.
                 let _ = crate::pty::write_some(self.master.get_ref(), &rendered.replies);
             }
-            let eof = matches!(burst, Burst::End);
             if got_output || eof {
                 let mut state = self.state();
                 if got_output {
@@ -267,25 +252,10 @@ impl Session {
                 drop(state);
                 self.bump();
             }
-            Ok(burst)
+            Ok(eof)
         })
     }
 }
-
-/// How a burst of reads of the master ended.
-enum Burst {
-    /// Nothing more to read now.
-    Drained,
-    /// The end of output.
-    End,
-    /// The burst's reads were used up; more may be there.
-    More,
-}
-
-/// The most reads of the master the drain makes before it lets other tasks run: a
-/// program that writes without a pause must not hold a runtime thread (up to 64 KiB at
-/// the n_tty buffer's 4 KiB a read).
-const BURST_READS: usize = 16;
 
 /// The drain task: reads output until the end, follows the shim's reports, and marks the
 /// session finished once the shim is gone and the output is drained.
@@ -303,19 +273,11 @@ async fn drain(session: Arc<Session>, mut control: OwnedReadHalf) {
                 let Ok(mut guard) = ready else { eof = true; continue };
                 guard.clear_ready();
                 drop(guard);
-                loop {
-                    match session.read_burst(BURST_READS) {
-                        Ok(Burst::Drained) => break,
-                        Ok(Burst::End) => {
-                            eof = true;
-                            break;
-                        }
-                        Ok(Burst::More) => tokio::task::yield_now().await,
-                        Err(err) => {
-                            tracing::warn!(session = %session.id, "reading the terminal failed: {err}");
-                            eof = true;
-                            break;
-                        }
+                match session.read_available() {
+                    Ok(end) => eof = end,
+                    Err(err) => {
+                        tracing::warn!(session = %session.id, "reading the terminal failed: {err}");
+                        eof = true;
                     }
                 }
             }
