@@ -44,6 +44,7 @@
 mod backend;
 mod config;
 mod error;
+mod nofile;
 mod owner;
 mod procfs;
 mod pty;

@@ -186,6 +186,11 @@ impl Drop for Shared {
 impl PtyService {
     /// A service with `config`.
     ///
+    /// Each session holds two descriptors, so the service raises this process's soft
+    /// limit of open files (`RLIMIT_NOFILE`) as far as `config.max_sessions` needs, never
+    /// beyond the hard limit and never lower; the commands it starts get the limit the
+    /// process had.
+    ///
     /// # Panics
     /// If [`Config::validate`] fails: check the config first where it comes from a user.
     pub fn new(config: Config) -> PtyService {
@@ -193,6 +198,7 @@ impl PtyService {
             panic!("invalid pty-session config: {err}");
         }
         crate::spawner::ensure_linked();
+        crate::nofile::raise_for(config.max_sessions);
         PtyService {
             shared: Arc::new(Shared {
                 config,

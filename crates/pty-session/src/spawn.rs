@@ -186,6 +186,9 @@ impl Process {
             use std::os::unix::process::CommandExt;
             command.as_std_mut().arg0(spawner::ARG0);
         }
+        if let Some(original) = crate::nofile::original() {
+            command.env(crate::nofile::ORIGINAL_VAR, original.to_string());
+        }
         let child = command
             .env(spawner::MARKER, spawner::MARKER_VALUE)
             .stdin(Stdio::from(OwnedFd::from(theirs)))

@@ -136,6 +136,7 @@ extern "C" fn init() {
     if std::env::var_os(MARKER).is_none_or(|v| v != MARKER_VALUE) {
         return;
     }
+    crate::nofile::restore_from_env();
     let code = serve();
     // SAFETY: the spawner ends here without running the host program's `main` or
     // destructors.

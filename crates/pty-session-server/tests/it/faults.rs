@@ -209,3 +209,30 @@ async fn ten_thousand_malformed_calls_leave_the_server_and_other_sessions_alone(
         "the server is still running"
     );
 }
+
+/// The default `maxSessions` needs more descriptors than a common soft limit of 1,024
+/// allows. With a soft limit of 128, 80 sessions (160 descriptors) open all the same, and
+/// a command still gets 128.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_open_beyond_the_soft_open_file_limit_and_commands_keep_it() {
+    let mut command = Command::new("sh");
+    command.args([
+        "-c",
+        "ulimit -Sn 128 && exec \"$0\" mcp --max-sessions-per-owner 100",
+        BIN,
+    ]);
+    let server = stdio_server_from(command).await;
+    let client = &server.client;
+    let mut ids = Vec::new();
+    for _ in 0..80 {
+        let result = call(client, "pty_open", json!({"command": "cat"})).await;
+        ids.push(ok(&result)["sessionId"].as_str().unwrap().to_owned());
+    }
+    let opened = call(client, "pty_open", json!({"command": "ulimit -Sn; cat"})).await;
+    let shown = ok(&opened)["initialOutput"].as_str().unwrap().to_owned();
+    ids.push(ok(&opened)["sessionId"].as_str().unwrap().to_owned());
+    for id in &ids {
+        ok(&call(client, "pty_close", json!({"id": id})).await);
+    }
+    assert_eq!(shown.trim(), "128", "the command's soft limit");
+}
