@@ -167,12 +167,16 @@ pub(crate) struct GroupSample {
 /// An open record stays bound to its task: once the task is gone it reads nothing, never
 /// another process that got the pid. Tasks that come and go are noticed by such a failed
 /// read, or by a process's thread count that differs from the tasks known for it, and
-/// the records are opened again.
+/// the records are opened again. A group of more than [`KEPT_TASKS`] tasks keeps none
+/// open between looks.
 #[derive(Default)]
 pub(crate) struct GroupProbe {
     /// The members the records were opened for.
     members: Vec<i32>,
     tasks: Vec<TaskRecords>,
+    /// A live task's `stat` could not be opened (no descriptor left, say): looks then
+    /// never tell input wait, since that task may be running.
+    incomplete: bool,
 }
 
 /// The open records of one task.
@@ -182,9 +186,15 @@ struct TaskRecords {
     /// How many tasks of that process were found when the records were opened.
     siblings: usize,
     stat: fs::File,
-    schedstat: fs::File,
-    syscall: fs::File,
+    /// Missing where the kernel refuses it (`syscall` of another user's process, such as
+    /// a setuid `sudo`): that task is never counted as reading input.
+    schedstat: Option<fs::File>,
+    syscall: Option<fs::File>,
 }
+
+/// Groups of more tasks than this are read afresh at each look, keeping no descriptors
+/// between looks, so that a settle on a large build holds a bounded number.
+const KEPT_TASKS: usize = 32;
 
 /// What one pass over the open records found.
 enum Look {
@@ -199,36 +209,61 @@ impl GroupProbe {
         if self.members != members {
             self.open(members);
         }
-        if let Look::Sample(sample) = self.look(true) {
-            return sample;
-        }
-        self.open(members);
-        // The tasks just listed are what there is; a change since is the next look's.
-        match self.look(false) {
+        let sample = match self.look(true) {
             Look::Sample(sample) => sample,
-            Look::TasksChanged => None,
+            Look::TasksChanged => {
+                self.open(members);
+                // The tasks just listed are what there is; a change since is the next
+                // look's.
+                match self.look(false) {
+                    Look::Sample(sample) => sample,
+                    Look::TasksChanged => None,
+                }
+            }
+        };
+        if self.tasks.len() > KEPT_TASKS {
+            self.members.clear();
+            self.tasks.clear();
         }
+        sample
     }
 
     fn open(&mut self, members: &[i32]) {
+        use std::io::ErrorKind::NotFound;
         self.members.clear();
         self.members.extend_from_slice(members);
         self.tasks.clear();
+        self.incomplete = false;
         for &pid in members {
             let first = self.tasks.len();
-            for tid in task_ids(pid) {
+            let tasks = match fs::read_dir(format!("/proc/{pid}/task")) {
+                Ok(tasks) => tasks,
+                Err(err) => {
+                    self.incomplete |= err.kind() != NotFound;
+                    continue;
+                }
+            };
+            for task in tasks.flatten() {
+                let Some(tid) = task
+                    .file_name()
+                    .to_str()
+                    .and_then(|t| t.parse::<i32>().ok())
+                else {
+                    continue;
+                };
                 let dir = format!("/proc/{pid}/task/{tid}");
                 let open = |name: &str| fs::File::open(format!("{dir}/{name}"));
-                if let (Ok(stat), Ok(schedstat), Ok(syscall)) =
-                    (open("stat"), open("schedstat"), open("syscall"))
-                {
-                    self.tasks.push(TaskRecords {
+                match open("stat") {
+                    Ok(stat) => self.tasks.push(TaskRecords {
                         pid,
                         siblings: 0,
                         stat,
-                        schedstat,
-                        syscall,
-                    });
+                        schedstat: open("schedstat").ok(),
+                        syscall: open("syscall").ok(),
+                    }),
+                    // The task ended since the listing.
+                    Err(err) if err.kind() == NotFound => {}
+                    Err(_) => self.incomplete = true,
                 }
             }
             let siblings = self.tasks.len() - first;
@@ -262,7 +297,11 @@ impl GroupProbe {
                 return Look::TasksChanged;
             }
             any_task = true;
-            if let Some(schedstat) = read_again(&task.schedstat, &mut buf) {
+            if let Some(schedstat) = task
+                .schedstat
+                .as_ref()
+                .and_then(|file| read_again(file, &mut buf))
+            {
                 runs += schedstat
                     .split_whitespace()
                     .nth(2)
@@ -274,14 +313,17 @@ impl GroupProbe {
                 continue;
             }
             if !any_input
-                && read_again(&task.syscall, &mut buf)
+                && task
+                    .syscall
+                    .as_ref()
+                    .and_then(|file| read_again(file, &mut buf))
                     .is_some_and(|syscall| in_input_syscall(task.pid, &syscall))
             {
                 any_input = true;
             }
         }
         Look::Sample(any_task.then_some(GroupSample {
-            waiting_for_input: all_asleep && any_input,
+            waiting_for_input: all_asleep && any_input && !self.incomplete,
             runs,
         }))
     }
@@ -441,6 +483,35 @@ mod tests {
         assert!(waiting(before), "python waited in select: {before:?}");
         assert_eq!(said.unwrap(), 1, "the thread started");
         assert!(seen_running, "the new thread was seen running");
+    }
+
+    #[test]
+    fn a_large_group_is_read_afresh_and_keeps_no_descriptors() {
+        // Forty threads asleep beside a main thread that waits in select.
+        let mut child = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import select, threading, time\n\
+                for _ in range(40): threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n\
+                select.select([0], [], [])",
+            ])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while task_ids(pid).count() < 41 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let mut probe = GroupProbe::default();
+        let sample = sample_until(&mut probe, &[pid], |s| {
+            s.is_some_and(|s| s.waiting_for_input)
+        });
+        let kept = probe.tasks.len();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(sample.is_some_and(|s| s.waiting_for_input), "{sample:?}");
+        assert_eq!(kept, 0, "records kept open between looks");
     }
 
     #[test]
