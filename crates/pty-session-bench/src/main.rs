@@ -111,7 +111,7 @@ impl Plan {
             blocks: 10,
             peer_every: 10,
             seq_n: 5_000_000,
-            bulk_reps: 3,
+            bulk_reps: 5,
             flood_bytes: 1 << 30,
             idle_sessions: 1000,
             close_reps: 10,
