@@ -415,16 +415,21 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id() as i32;
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while task_ids(pid).count() < 4 && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        let tasks = task_ids(pid).count();
+        let tasks = wait_for_tasks(pid, 4);
         let members = group_members(pid);
         child.kill().unwrap();
         child.wait().unwrap();
         assert_eq!(tasks, 4, "python started its threads");
         assert_eq!(members, [pid]);
+    }
+
+    /// Waits up to twenty seconds until process `pid` has `n` tasks; how many it has.
+    fn wait_for_tasks(pid: i32, n: usize) -> usize {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while task_ids(pid).count() < n && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        task_ids(pid).count()
     }
 
     /// Samples until `want` or ten seconds; the last sample.
@@ -499,10 +504,7 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id() as i32;
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while task_ids(pid).count() < 41 && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
+        wait_for_tasks(pid, 41);
         let mut probe = GroupProbe::default();
         let sample = sample_until(&mut probe, &[pid], |s| {
             s.is_some_and(|s| s.waiting_for_input)
