@@ -35,14 +35,20 @@ pub(crate) fn raise_for(max_sessions: usize) {
         .saturating_add(HEADROOM);
     let raised = limit.maximum.map_or(wanted, |hard| wanted.min(hard));
     if raised > current {
-        let _ = setrlimit(
-            Resource::Nofile,
-            Rlimit {
-                current: Some(raised),
-                maximum: limit.maximum,
-            },
-        );
+        set_soft(raised, limit.maximum);
     }
+}
+
+/// Sets the soft limit, keeping the hard one. A refusal leaves the limit as it was, which
+/// only means fewer sessions fit (or commands keep the raised limit).
+fn set_soft(soft: u64, hard: Option<u64>) {
+    let _ = setrlimit(
+        Resource::Nofile,
+        Rlimit {
+            current: Some(soft),
+            maximum: hard,
+        },
+    );
 }
 
 /// The soft limit to give back to commands, when this process raised its own.
@@ -60,12 +66,5 @@ pub(crate) fn restore_from_env() {
     else {
         return;
     };
-    let limit = getrlimit(Resource::Nofile);
-    let _ = setrlimit(
-        Resource::Nofile,
-        Rlimit {
-            current: Some(original),
-            maximum: limit.maximum,
-        },
-    );
+    set_soft(original, getrlimit(Resource::Nofile).maximum);
 }

@@ -25,12 +25,17 @@ struct Stat {
     pgrp: i32,
 }
 
-/// Parses `/proc/<pid>/stat`. The command name is in parentheses and may itself contain
-/// spaces and parentheses, so the fields are read after the last `)`.
+/// The fields of a `stat` record that follow the command name, the state first. The name
+/// is in parentheses and may itself contain spaces and parentheses, so the fields are
+/// read after the last `)`.
+fn fields_after_name(text: &str) -> Option<std::str::Split<'_, char>> {
+    Some(text.get(text.rfind(')')? + 2..)?.split(' '))
+}
+
+/// Parses `/proc/<pid>/stat`.
 fn parse_stat(text: &str) -> Option<(char, Stat)> {
     let pid = text.split(' ').next()?.parse().ok()?;
-    let rest = &text[text.rfind(')')? + 2..];
-    let mut fields = rest.split(' ');
+    let mut fields = fields_after_name(text)?;
     let state = fields.next()?.chars().next()?;
     let ppid = fields.next()?.parse().ok()?;
     let pgrp = fields.next()?.parse().ok()?;
@@ -104,13 +109,16 @@ fn probe_group(pgrp: i32, last: i32) -> Vec<i32> {
     members
 }
 
-/// The ids of a process's tasks (threads).
+/// The ids of a process's tasks (threads); none when they cannot be listed.
 fn task_ids(pid: i32) -> impl Iterator<Item = i32> {
-    fs::read_dir(format!("/proc/{pid}/task"))
-        .into_iter()
+    list_tasks(pid).into_iter().flatten()
+}
+
+/// The ids of a process's tasks, or why its task directory cannot be listed.
+fn list_tasks(pid: i32) -> std::io::Result<impl Iterator<Item = i32>> {
+    Ok(fs::read_dir(format!("/proc/{pid}/task"))?
         .flatten()
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+        .filter_map(|entry| entry.file_name().to_str()?.parse().ok()))
 }
 
 /// Up to how many pids after a group's id are probed one by one rather than listed.
@@ -236,21 +244,14 @@ impl GroupProbe {
         self.incomplete = false;
         for &pid in members {
             let first = self.tasks.len();
-            let tasks = match fs::read_dir(format!("/proc/{pid}/task")) {
-                Ok(tasks) => tasks,
+            let tids = match list_tasks(pid) {
+                Ok(tids) => tids,
                 Err(err) => {
                     self.incomplete |= err.kind() != NotFound;
                     continue;
                 }
             };
-            for task in tasks.flatten() {
-                let Some(tid) = task
-                    .file_name()
-                    .to_str()
-                    .and_then(|t| t.parse::<i32>().ok())
-                else {
-                    continue;
-                };
+            for tid in tids {
                 let dir = format!("/proc/{pid}/task/{tid}");
                 let open = |name: &str| fs::File::open(format!("{dir}/{name}"));
                 match open("stat") {
@@ -338,7 +339,7 @@ fn read_again<'b>(file: &fs::File, buf: &'b mut [u8; RECORD_BYTES]) -> Option<Co
 
 /// A task's state and its process's thread count, from its `stat`.
 fn parse_task_stat(text: &str) -> Option<(char, usize)> {
-    let mut fields = text[text.rfind(')')? + 2..].split(' ');
+    let mut fields = fields_after_name(text)?;
     let state = fields.next()?.chars().next()?;
     // num_threads is the 20th field; the state is the 3rd.
     let threads = fields.nth(16)?.parse().ok()?;
