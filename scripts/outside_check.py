@@ -4,7 +4,7 @@
 usage: pip install mcp; python3 scripts/outside_check.py target/release/pty-session
 
 It drives the real binary over stdio and over streamable HTTP (current protocol, and a
-legacy one with MCP sessions) through the rules of SPEC.md and prints one line per rule.
+legacy one with MCP sessions) through the rules of docs/tools.md and prints one line per rule.
 Exits non-zero if any rule fails.
 """
 import asyncio, json, os, socket, subprocess, sys, tempfile, time

@@ -1,4 +1,4 @@
-//! `pty-session-bench`: runs each workload of issue 6 on pty-session and on the raw PTY
+//! `pty-session-bench`: runs each workload on pty-session and on the raw PTY
 //! limit in the same run, and prints a markdown table of absolute figures and ratios.
 //!
 //! ```text
@@ -47,7 +47,7 @@ struct Args {
     worker: Option<String>,
 }
 
-/// The workloads of issue 6.
+/// The workloads (BENCHMARKS.md describes each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Workload {
     /// Echo round trip on `cat`.
@@ -66,7 +66,7 @@ enum Workload {
     Close,
 }
 
-/// Counts for one run: the full figures of issue 6, or small ones for `--quick`.
+/// Counts for one run: the full figures of BENCHMARKS.md, or small ones for `--quick`.
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub quick: bool,

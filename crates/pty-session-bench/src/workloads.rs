@@ -1,4 +1,4 @@
-//! The workloads of issue 6: each runs pty-session and its limit in the same run and adds
+//! The workloads of BENCHMARKS.md: each runs pty-session and its limit in the same run and adds
 //! rows to the report. Memory workloads run in fresh child processes ([`worker`]).
 
 use std::process::Stdio;

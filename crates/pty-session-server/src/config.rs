@@ -1,4 +1,4 @@
-//! The configuration of SPEC.md from a TOML file (`--config`, camelCase keys) and from
+//! The configuration of docs/configuration.md from a TOML file (`--config`, camelCase keys) and from
 //! flags (their kebab-case forms), flags winning; checked at start, naming the bad key.
 
 use std::collections::BTreeMap;
@@ -64,7 +64,7 @@ pub struct Settings {
     pub owner_idle_timeout: Option<Duration>,
 }
 
-/// The keys of the config file, in SPEC.md's order.
+/// The keys of the config file, in docs/configuration.md's order.
 const KEYS: [&str; 8] = [
     "backendType",
     "tailLines",

@@ -1,5 +1,5 @@
-//! The `pty-session` server: the four MCP tools of SPEC.md (`pty_open`, `pty_send`,
-//! `pty_tail`, `pty_close`) over stdio and streamable HTTP, served from one
+//! The `pty-session` server: the MCP tools of docs/tools.md (`pty_open`, `pty_send`,
+//! `pty_tail`, `pty_close` and the others listed there) over stdio and streamable HTTP, served from one
 //! [`pty_session::PtyService`].
 //!
 //! The binary is a thin `main` over this library, which exists so that integration tests

@@ -1,5 +1,5 @@
 //! Tool results as MCP sees them: `structuredContent` (the wire types) plus one text block
-//! in the readable form of SPEC.md — the output lines as they are, then one bracketed status
+//! in the readable form of docs/tools.md — the output lines as they are, then one bracketed status
 //! line — and [`error`], the one mapping from the library's error to a tool error.
 
 use std::fmt::Write as _;

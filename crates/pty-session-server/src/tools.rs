@@ -3,7 +3,8 @@
 //!
 //! A tool method finds the caller's owner, parses its arguments ([`wire`]), calls the
 //! facade and shapes the reply ([`reply`]); there is no other logic here. The doc comment
-//! of each tool method is its MCP description.
+//! of each tool method is its MCP description: short and exact, for a model; the full
+//! reference a person reads is docs/tools.md, which these descriptions must agree with.
 
 use std::sync::LazyLock;
 

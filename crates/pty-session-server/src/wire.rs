@@ -1,5 +1,5 @@
 //! The tools' arguments and results as they travel: serde + JsonSchema mirrors of the
-//! library's request and reply types, with the camelCase field names of SPEC.md.
+//! library's request and reply types, with the camelCase field names of docs/tools.md.
 //!
 //! Field docs here are the schema descriptions a client sees (pinned by the golden
 //! snapshot of `tools/list`). Arguments are checked at this boundary — types by serde,

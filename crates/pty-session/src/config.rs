@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::backend::Backends;
 
 /// Configuration of a [`PtyService`](crate::PtyService). `Config::default()` has the
-/// defaults of SPEC.md; change fields directly.
+/// defaults of docs/configuration.md; change fields directly.
 ///
 /// ```
 /// use pty_session::Config;

@@ -1,5 +1,5 @@
 //! The one error type of the library, whose variants map one-to-one to the error codes of
-//! SPEC.md.
+//! docs/tools.md.
 
 use crate::SessionId;
 
@@ -92,7 +92,7 @@ fn session_limit_message(limit: usize, scope: &str, open: &[SessionId]) -> Strin
 }
 
 impl Error {
-    /// The error code of SPEC.md, such as `"UNKNOWN_SESSION"`.
+    /// The error code of docs/tools.md, such as `"UNKNOWN_SESSION"`.
     ///
     /// ```
     /// use pty_session::Error;

@@ -1,5 +1,5 @@
 //! What callers ask for ([`OpenRequest`], [`SendRequest`]) and what they get back
-//! ([`Opened`], [`Sent`], [`Tail`]), with the fields of SPEC.md.
+//! ([`Opened`], [`Sent`], [`Tail`]), with the fields of docs/tools.md.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::SessionId;
 
-/// Which signals end a settle. See SPEC.md, "Settling".
+/// Which signals end a settle. See docs/tools.md, "Settling".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Settle {
@@ -399,7 +399,7 @@ pub struct Tail {
     pub alt_screen: bool,
 }
 
-/// The limits of SPEC.md on numeric arguments, so that the server can state them too.
+/// The limits of docs/tools.md on numeric arguments, so that the server can state them too.
 pub mod limits {
     /// The largest `timeoutMs`.
     pub const MAX_TIMEOUT_MS: u64 = 600_000;

@@ -1,4 +1,4 @@
-//! Settling: deciding when an open or a send returns (SPEC.md, "Settling").
+//! Settling: deciding when an open or a send returns (docs/tools.md, "Settling").
 //!
 //! A settle waits on the session's change notifications and on short timers, and ends at
 //! the first of exit, input wait, match, quiet and timeout. Input wait is sampled from

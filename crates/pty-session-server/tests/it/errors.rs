@@ -1,4 +1,4 @@
-//! Every error code of SPEC.md, reached through the tools of the real binary: a result
+//! Every error code of docs/tools.md, reached through the tools of the real binary: a result
 //! with `isError: true`, text starting with the code, and `{"error": {"code", "message"}}`.
 //! FOREIGN_SESSION is in `owners`, CANCELLED in `cancel`.
 

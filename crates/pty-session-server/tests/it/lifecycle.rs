@@ -73,7 +73,7 @@ async fn sigterm_kills_every_child_of_an_http_server() {
 }
 
 /// The server cannot clean up after SIGKILL; the shims see their control socket close and
-/// kill their trees themselves, and the spawner sees its socket close (SPEC.md: within 2
+/// kill their trees themselves, and the spawner sees its socket close (docs/tools.md: within 2
 /// seconds).
 #[tokio::test]
 async fn sigkill_of_the_server_leaves_no_orphan_within_2_seconds() {

@@ -1,5 +1,5 @@
 //! What a successful call returns, through the real binary over stdio: the structured
-//! result with SPEC.md's camelCase fields, and a text block that is the output as it is
+//! result with the camelCase fields of docs/tools.md, and a text block that is the output as it is
 //! plus one bracketed status line (not a copy of the JSON).
 
 use serde_json::json;

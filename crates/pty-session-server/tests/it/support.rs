@@ -224,7 +224,7 @@ pub fn text(result: &CallToolResult) -> &str {
     &result.content[0].as_text().expect("a text block").text
 }
 
-/// Asserts that `result` is the tool error `code`, in all three places SPEC.md puts it.
+/// Asserts that `result` is the tool error `code`, in all the places docs/tools.md puts it.
 #[track_caller]
 pub fn assert_error(result: &CallToolResult, code: &str) {
     assert_eq!(result.is_error, Some(true), "an error result: {result:?}");

@@ -146,7 +146,7 @@ async fn partial_canonical_line_settles_by_input() {
     pty.shutdown().await;
 }
 
-/// The REPLs of SPEC.md settle by input wait right after their prompt; the times are
+/// The REPLs of docs/tools.md settle by input wait right after their prompt; the times are
 /// printed (run with `--nocapture`), and only a generous bound is asserted.
 #[tokio::test]
 async fn repls_settle_by_input_wait() {
