@@ -41,6 +41,7 @@
 //! `signalfd`.
 #![deny(missing_docs)]
 
+mod answer;
 mod backend;
 mod config;
 mod error;

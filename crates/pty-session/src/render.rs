@@ -18,10 +18,9 @@
 //! While the alternate screen (CSI ?1049h, ?1047h, ?47h) is on, nothing printed enters the
 //! lines; the pending line from before it is kept.
 //!
-//! Two queries a program may block on are answered, as a terminal would: the cursor
-//! position report (CSI 6n) and primary device attributes (CSI c). The row of the answer is
-//! an estimate, `1 + min(lines since the screen was last cleared or homed, rows - 1)`: a
-//! line view has no screen; the column is exact.
+//! Queries a program may block on are answered as a terminal would ([`crate::answer`]). The
+//! row of a cursor position report is an estimate, `1 + min(lines since the screen was
+//! last cleared or homed, rows - 1)`: a line view has no screen; the column is exact.
 //!
 //! Cells are characters, not display columns: a wide character counts as one cell when
 //! text is overwritten after `\r`, which only matters for partial overwrites.
@@ -53,6 +52,8 @@ pub(crate) struct Renderer {
     /// split one when an invalid byte follows within four bytes (found by the chunking
     /// property test below).
     carry: Vec<u8>,
+    /// A DCS query being received, answered when it ends.
+    dcs: crate::answer::DcsRequest,
 }
 
 /// The line being drawn and the little screen state a line view needs.
@@ -88,6 +89,7 @@ impl Renderer {
                 rows,
             },
             carry: Vec::new(),
+            dcs: crate::answer::DcsRequest::default(),
         }
     }
 
@@ -106,6 +108,7 @@ impl Renderer {
         self.carry.extend_from_slice(cut);
         let mut cooker = Cooker {
             line: &mut self.line,
+            dcs: &mut self.dcs,
             out,
         };
         self.parser.advance(&mut cooker, whole);
@@ -295,10 +298,12 @@ impl Line {
         }
     }
 
-    fn report_position(&self, out: &mut Rendered) {
-        let row = 1 + self.row.min(usize::from(self.rows.max(1)) - 1);
-        out.replies
-            .extend_from_slice(format!("\x1b[{row};{}R", self.col + 1).as_bytes());
+    /// The cursor's 1-based row (an estimate) and column, for a position report.
+    fn position(&self) -> (usize, usize) {
+        (
+            1 + self.row.min(usize::from(self.rows.max(1)) - 1),
+            self.col + 1,
+        )
     }
 }
 
@@ -310,6 +315,7 @@ fn is_continuation(byte: u8) -> bool {
 /// The `vte` performer for one feed.
 struct Cooker<'a> {
     line: &'a mut Line,
+    dcs: &'a mut crate::answer::DcsRequest,
     out: &'a mut Rendered,
 }
 
@@ -336,6 +342,10 @@ impl vte::Perform for Cooker<'_> {
     fn csi_dispatch(&mut self, params: &vte::Params, intermediates: &[u8], _: bool, action: char) {
         let mut values = params.iter().map(|p| p.first().copied().unwrap_or(0));
         let first = values.next().unwrap_or(0);
+        let at = self.line.position();
+        if crate::answer::csi(first, intermediates, action, at, &mut self.out.replies) {
+            return;
+        }
         // Counts treat 0 as 1, as terminals do.
         let count = usize::from(first.max(1));
         let line = &mut *self.line;
@@ -348,8 +358,6 @@ impl vte::Perform for Cooker<'_> {
                     line.alt_screen = action == 'h';
                 }
             }
-            ([], 'n') if first == 6 => line.report_position(self.out),
-            ([], 'c') if first == 0 => self.out.replies.extend_from_slice(b"\x1b[?1;2c"),
             ([], 'J') if first >= 2 => line.row = 0,
             ([], 'H' | 'f') => line.row = usize::from(first.max(1)) - 1,
             _ if line.alt_screen => {}
@@ -362,6 +370,22 @@ impl vte::Perform for Cooker<'_> {
             ([], 'X') => line.erase_chars(count),
             _ => {}
         }
+    }
+
+    fn osc_dispatch(&mut self, params: &[&[u8]], bell_terminated: bool) {
+        crate::answer::osc(params, bell_terminated, &mut self.out.replies);
+    }
+
+    fn hook(&mut self, _: &vte::Params, intermediates: &[u8], _: bool, action: char) {
+        self.dcs.hook(intermediates, action);
+    }
+
+    fn put(&mut self, byte: u8) {
+        self.dcs.put(byte);
+    }
+
+    fn unhook(&mut self) {
+        self.dcs.unhook(&mut self.out.replies);
     }
 }
 
@@ -636,15 +660,53 @@ mod tests {
     #[test]
     fn terminal_queries_are_answered() {
         check(
-            b"one\ntwo\nab\x1b[6n\x1b[c\x1b[0c\x1b[>c\x1b[?1049h\x1b[6n",
+            b"one\ntwo\nab\x1b[6n\x1b[c\x1b[0c\x1b[>c\x1b[>0c\x1b[>q\x1b[5n\x1b[?6n\x1b[?1049h\x1b[6n",
             expect![[r#"
                 line "one"
                 line "two"
                 pending "ab"
-                replies "\u{1b}[3;3R\u{1b}[?1;2c\u{1b}[?1;2c\u{1b}[3;3R"
+                replies "\u{1b}[3;3R\u{1b}[?1;2c\u{1b}[?1;2c\u{1b}[>41;0;0c\u{1b}[>41;0;0c\u{1b}P>|pty-session(0.1.0)\u{1b}\\\u{1b}[0n\u{1b}[?3;3;1R\u{1b}[3;3R"
                 alt screen on
             "#]],
         );
+        check(
+            b"\x1b]10;?\x07\x1b]11;?\x1b\\\x1b]12;?\x07\x1b]10;?;?\x07\x1b]4;1;?\x07\x1b]0;title\x07",
+            expect![[r#"
+                pending ""
+                replies "\u{1b}]10;rgb:0000/0000/0000\u{7}\u{1b}]11;rgb:ffff/ffff/ffff\u{1b}\\\u{1b}]12;rgb:0000/0000/0000\u{7}\u{1b}]10;rgb:0000/0000/0000\u{7}\u{1b}]11;rgb:ffff/ffff/ffff\u{7}"
+            "#]],
+        );
+        check(
+            b"\x1b[?2026$p\x1b[4$p\x1bP+q6b75;6b64\x1b\\\x1bP$qm\x1b\\\x1bPzz\x1b\\\x1b[18t",
+            expect![[r#"
+                pending ""
+                replies "\u{1b}[?2026;0$y\u{1b}[4;0$y\u{1b}P0+r6b75;6b64\u{1b}\\\u{1b}P0$r\u{1b}\\"
+            "#]],
+        );
+    }
+
+    /// What the programs recorded at start-up and exit asked, answered in order.
+    #[test]
+    fn recorded_queries_are_answered() {
+        let mut text = String::new();
+        for (name, raw) in [
+            ("vim", &include_bytes!("../test_data/queries-vim.raw")[..]),
+            ("less", include_bytes!("../test_data/queries-less.raw")),
+            ("htop", include_bytes!("../test_data/queries-htop.raw")),
+            ("bash", include_bytes!("../test_data/queries-bash.raw")),
+            ("python", include_bytes!("../test_data/queries-python.raw")),
+            (
+                "ipython",
+                include_bytes!("../test_data/queries-ipython.raw"),
+            ),
+            ("node", include_bytes!("../test_data/queries-node.raw")),
+        ] {
+            let mut out = Rendered::default();
+            Renderer::new(40).feed(raw, &mut out);
+            let replies = String::from_utf8_lossy(&out.replies);
+            text.push_str(&format!("{name}: {replies:?}\n"));
+        }
+        expect_file!["../test_data/queries.expected"].assert_eq(&text);
     }
 
     #[test]

@@ -4,9 +4,37 @@
 usage: record.py OUT.raw INPUT_LINES_FILE_OR_- -- PROGRAM ARGS...
 
 Each input line is typed (with a carriage return) once the output has been quiet for
-0.3 s; the recording ends 0.5 s after the last line, or when the program exits.
+0.3 s (QUIET seconds if set: a slow starter such as IPython needs more); the recording
+ends 0.5 s after the last line, or when the program exits.
+
+Terminal queries are answered as the library's renderer answers them, so a recording shows
+what a program sends when it gets the answers (vim asks more of a later xterm).
 """
-import os, pty, select, sys, time
+import os, pty, re, select, sys, time
+
+QUERY = re.compile(
+    rb"\x1b\[([?>]?)([0-9;]*)(\$?)([a-zA-Z])|\x1b\](1[012]);\?(\x07|\x1b\\)|\x1bP([+$]q[^\x1b]*)\x1b\\"
+)
+
+def answer(m):
+    mark, params, dollar, action = m.group(1), m.group(2), m.group(3), m.group(4)
+    if m.group(5):
+        colour = b"rgb:ffff/ffff/ffff" if m.group(5) == b"11" else b"rgb:0000/0000/0000"
+        return b"\x1b]" + m.group(5) + b";" + colour + m.group(6)
+    if m.group(7):
+        request = m.group(7)
+        return b"\x1bP0+r" + request[2:] + b"\x1b\\" if request[:1] == b"+" else b"\x1bP0$r\x1b\\"
+    first = params.split(b";")[0] or b"0"
+    if dollar and action == b"p":
+        return b"\x1b[" + mark + first + b";0$y"
+    return {
+        (b"", b"n", b"5"): b"\x1b[0n",
+        (b"", b"n", b"6"): b"\x1b[1;1R",
+        (b"?", b"n", b"6"): b"\x1b[?1;1;1R",
+        (b"", b"c", b"0"): b"\x1b[?1;2c",
+        (b">", b"c", b"0"): b"\x1b[>41;0;0c",
+        (b">", b"q", b"0"): b"\x1bP>|pty-session(0.1.0)\x1b\\",
+    }.get((mark, action, first), b"")
 
 def main():
     out_path, inputs_path = sys.argv[1], sys.argv[2]
@@ -29,7 +57,9 @@ def main():
                 break
             raw += data
             last = time.monotonic()
-        elif time.monotonic() - last > (0.3 if inputs else 0.5):
+            for query in QUERY.finditer(data):
+                os.write(fd, answer(query))
+        elif time.monotonic() - last > (float(os.environ.get("QUIET", 0.3)) if inputs else 0.5):
             if not inputs:
                 break
             os.write(fd, inputs.pop(0).encode() + b"\r")
