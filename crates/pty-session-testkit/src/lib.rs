@@ -1,5 +1,6 @@
 //! Helpers that the workspace's tests and its benchmark share: whether a process is still
-//! alive, a process's children by name, and waiting until a condition holds. Not published.
+//! alive, a process's parent and children by name, waiting until a condition holds, and
+//! running a test in a process of its own. Not published.
 
 use std::time::{Duration, Instant};
 
@@ -22,6 +23,64 @@ pub fn alive(pid: impl Into<i64>) -> bool {
         }
         Err(_) => false,
     }
+}
+
+/// The parent of process `pid`, if it exists.
+///
+/// ```
+/// let me = std::process::id() as i32;
+/// assert_eq!(pty_session_testkit::parent(me), Some(std::os::unix::process::parent_id() as i32));
+/// ```
+pub fn parent(pid: impl Into<i64>) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.into())).ok()?;
+    // `pid (comm) state ppid ...`; the name may hold anything, so split after it.
+    let close = stat.rfind(')')?;
+    stat[close + 1..].split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The environment variable that marks a test binary started by [`in_own_process`].
+const OWN_PROCESS: &str = "PTY_SESSION_TEST_OWN_PROCESS";
+
+/// Runs the test named `test` (its full path in the test binary, e.g.
+/// `"kill::dropping_the_service_kills_its_sessions"`) in a process of its own, for a test
+/// that measures or changes something process-wide (peak memory, the working directory,
+/// every child of the process). `cargo test` runs all the tests of a binary as threads of
+/// one process; nextest runs each in its own, and this works the same under both.
+///
+/// Returns true in the process that is to run the test's body. Elsewhere it starts the
+/// test binary again with only this test, waits for it, panics with its output if it
+/// failed or did not run exactly that one test, and returns false:
+///
+/// ```no_run
+/// #[test]
+/// fn peak_memory_stays_low() {
+///     if !pty_session_testkit::in_own_process("peak_memory_stays_low") {
+///         return;
+///     }
+///     // ... the body, alone in its process
+/// }
+/// ```
+pub fn in_own_process(test: &str) -> bool {
+    if std::env::var(OWN_PROCESS).is_ok_and(|marked| marked == test) {
+        return true;
+    }
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let output = std::process::Command::new(exe)
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(OWN_PROCESS, test)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("start the test binary again");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success() && stdout.contains("test result: ok. 1 passed"),
+        "{test} in its own process: {}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        output.status
+    );
+    // Shows what the run printed (measurements, for one), as the test would have.
+    eprint!("{stderr}");
+    false
 }
 
 /// The live children of `parent` whose command name (`/proc/<pid>/comm`) is `name`.

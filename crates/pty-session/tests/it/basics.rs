@@ -232,8 +232,13 @@ async fn a_large_environment_arrives_whole() {
 
 #[tokio::test]
 async fn without_cwd_a_session_starts_in_the_services_directory_of_the_moment() {
-    // nextest runs each test in a process of its own, so changing this one's directory
-    // disturbs no other test.
+    // The working directory is the process's: the test changes it in a process of its own,
+    // where no other test runs.
+    if !in_own_process(
+        "basics::without_cwd_a_session_starts_in_the_services_directory_of_the_moment",
+    ) {
+        return;
+    }
     let (pty, owner) = service();
     let first = open(&pty, &owner, OpenRequest::new("pwd")).await;
     let here = std::env::current_dir().unwrap();

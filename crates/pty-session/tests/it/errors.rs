@@ -60,8 +60,18 @@ async fn invalid_send_and_tail_arguments() {
 #[tokio::test]
 async fn a_program_that_never_reads_gets_write_timeout_and_others_keep_answering() {
     let (pty, owner) = service();
-    // sleep never reads, so its open settles by the timeout, not by input wait.
-    let stuck = open(&pty, &owner, OpenRequest::new("sleep 1000").timeout_ms(300)).await;
+    let dir = TempDir::new("stuck");
+    let go = dir.0.join("go");
+    // The program reads nothing until the test creates `go`, so its open settles by the
+    // timeout, not by input wait; then it becomes `cat`, which reads.
+    let stuck = open(
+        &pty,
+        &owner,
+        OpenRequest::new(r#"while [ ! -e "$GO" ]; do sleep 0.05; done; exec cat >/dev/null"#)
+            .env("GO", go.to_str().unwrap())
+            .timeout_ms(300),
+    )
+    .await;
     assert_eq!(stuck.settled_by, pty_session::SettleReason::Timeout);
     let other = open(&pty, &owner, OpenRequest::new("cat")).await;
     let line = format!("{}\n", "y".repeat(1000));
@@ -95,18 +105,34 @@ async fn a_program_that_never_reads_gets_write_timeout_and_others_keep_answering
         took < Duration::from_secs(1),
         "the other session answered in {took:?}"
     );
-    // The stuck session is still usable: Ctrl-C ends it.
+    // The stuck session is still usable: once the program reads again, the terminal's
+    // input drains and a Ctrl-C ends it. (While nothing reads, the Ctrl-C waits behind
+    // the full input queue, as it would in any terminal.)
+    std::fs::write(&go, "").unwrap();
     let sent = pty
         .send(
             &owner,
             &stuck.session_id,
-            SendRequest::new("\u{3}").submit(false).timeout_ms(2000),
+            SendRequest::new("\u{3}").submit(false).timeout_ms(30_000),
         )
-        .await;
-    assert!(
-        sent.is_ok() || sent.as_ref().unwrap_err().code() == "WRITE_TIMEOUT",
-        "{sent:?}"
-    );
+        .await
+        .unwrap();
+    let interrupted = pty_session::Status::Exited(pty_session::ExitStatus::Signal(libc::SIGINT));
+    // The settle ends at the exit; a tail confirms it should the exit come just after.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut status = sent.status;
+    while status != interrupted {
+        assert!(
+            Instant::now() < deadline,
+            "Ctrl-C did not end cat: {status:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        status = pty
+            .tail(&owner, &stuck.session_id, None)
+            .await
+            .unwrap()
+            .status;
+    }
     pty.shutdown().await;
 }
 
@@ -115,22 +141,25 @@ async fn cancelled_send_keeps_the_output_for_the_next_read() {
     let (pty, owner) = service();
     let opened = open(&pty, &owner, bash()).await;
     let cancel = CancellationToken::new();
-    let canceller = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        canceller.cancel();
-    });
     let start = Instant::now();
-    let err = pty
-        .send(
+    let (result, ()) = tokio::join!(
+        pty.send(
             &owner,
             &opened.session_id,
-            SendRequest::new("echo before; sleep 30").cancel_on(cancel),
-        )
-        .await
-        .unwrap_err();
+            SendRequest::new("echo before; sleep 30").cancel_on(cancel.clone()),
+        ),
+        async {
+            // Cancels once the send is mid-settle: bash printed `before` and runs sleep.
+            eventually("bash to start sleep", Duration::from_secs(10), || {
+                !pty_session_testkit::children(opened.pid, "sleep").is_empty()
+            })
+            .await;
+            cancel.cancel();
+        }
+    );
+    let err = result.unwrap_err();
     assert_eq!(err.code(), "CANCELLED");
-    assert!(start.elapsed() < Duration::from_secs(5));
+    assert!(start.elapsed() < Duration::from_secs(15));
     let tail = pty.tail(&owner, &opened.session_id, None).await.unwrap();
     assert!(
         tail.output.text.contains("before\n"),
@@ -144,23 +173,35 @@ async fn cancelled_send_keeps_the_output_for_the_next_read() {
 async fn cancelled_open_closes_the_new_session() {
     let (pty, owner) = service();
     let cancel = CancellationToken::new();
-    let canceller = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        canceller.cancel();
-    });
-    let err = pty
-        .open(
+    let mut started = None;
+    let (result, ()) = tokio::join!(
+        pty.open(
             &owner,
             OpenRequest::new("sleep 30")
                 .settle(Settle::Quiet)
                 .quiet_ms(60_000),
             &cancel,
-        )
-        .await
-        .unwrap_err();
+        ),
+        async {
+            // Cancels once the session runs and the open waits for its settle.
+            eventually("the session to start", Duration::from_secs(10), || {
+                started = pty.sessions(&owner).into_iter().next();
+                started.is_some()
+            })
+            .await;
+            cancel.cancel();
+        }
+    );
+    let err = result.unwrap_err();
     assert_eq!(err.code(), "CANCELLED");
     assert!(pty.sessions(&owner).is_empty());
+    let started = started.expect("the session was seen");
+    let err = pty.tail(&owner, &started, None).await.unwrap_err();
+    assert_eq!(
+        err.code(),
+        "UNKNOWN_SESSION",
+        "the cancelled session is closed"
+    );
 }
 
 #[tokio::test]

@@ -79,9 +79,22 @@ impl Drop for TempDir {
     }
 }
 
-/// The live spawner processes of this test process.
-pub fn spawners() -> Vec<i32> {
-    pty_session_testkit::children(std::process::id(), "pty-spawner")
+/// The spawner that started the session whose command is `pid`: the command's parent is
+/// its shim, a fork of the spawner. Found from the session, not by counting this process's
+/// spawners, since other tests' services run in the same process under `cargo test`.
+pub fn spawner_of(pid: i32) -> i32 {
+    let shim = pty_session_testkit::parent(pid).expect("the command's shim");
+    let spawner = pty_session_testkit::parent(shim).expect("the shim's spawner");
+    assert_eq!(
+        pty_session_testkit::parent(spawner),
+        Some(std::process::id() as i32),
+        "the spawner is a child of this process"
+    );
+    assert!(
+        pty_session_testkit::children(std::process::id(), "pty-spawner").contains(&spawner),
+        "{spawner} is a spawner"
+    );
+    spawner
 }
 
-pub use pty_session_testkit::{alive, eventually};
+pub use pty_session_testkit::{alive, eventually, in_own_process};
