@@ -18,8 +18,8 @@ pub const DEFAULT_OWNER_IDLE_TIMEOUT_SECS: u64 = 1800;
 #[command(next_help_heading = "Configuration (flags win over the --config file)")]
 pub struct ConfigArgs {
     /// A TOML file with any of the keys backendType, tailLines, scrollbackLines,
-    /// scrollbackBytes, maxSessionsPerOwner, maxSessions, ownerIdleTimeoutSecs and a
-    /// defaultEnv table
+    /// scrollbackBytes, maxSessionsPerOwner, maxSessions, ownerIdleTimeoutSecs, recordDir,
+    /// recordInput, recordMaxBytes and a defaultEnv table
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// How pty_open runs a command: "shell" (/bin/sh -c, the default) or "exec" (split
@@ -46,6 +46,16 @@ pub struct ConfigArgs {
     /// NAME= removes that default. Repeatable
     #[arg(long, value_name = "NAME=VALUE", value_parser = parse_env_pair)]
     pub default_env: Vec<(String, String)>,
+    /// Record every session into this directory as an asciinema v2 file
+    /// (`<UTC time>-<session id>.cast`, mode 0600; output only unless --record-input)
+    #[arg(long, value_name = "DIR")]
+    pub record_dir: Option<PathBuf>,
+    /// Also record what agents send (input events); what a person types is never recorded
+    #[arg(long)]
+    pub record_input: bool,
+    /// Cut a recording at this many bytes, with a marker event saying so [default: 67108864]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(4096..))]
+    pub record_max_bytes: Option<u64>,
 }
 
 fn parse_env_pair(pair: &str) -> Result<(String, String), String> {
@@ -65,7 +75,7 @@ pub struct Settings {
 }
 
 /// The keys of the config file, in docs/configuration.md's order.
-const KEYS: [&str; 8] = [
+const KEYS: [&str; 11] = [
     "backendType",
     "tailLines",
     "scrollbackLines",
@@ -74,6 +84,9 @@ const KEYS: [&str; 8] = [
     "maxSessions",
     "ownerIdleTimeoutSecs",
     "defaultEnv",
+    "recordDir",
+    "recordInput",
+    "recordMaxBytes",
 ];
 
 /// The values of a config file; every key is optional.
@@ -87,6 +100,9 @@ struct FileConfig {
     max_sessions: Option<u64>,
     owner_idle_timeout_secs: Option<u64>,
     default_env: BTreeMap<String, String>,
+    record_dir: Option<PathBuf>,
+    record_input: Option<bool>,
+    record_max_bytes: Option<u64>,
 }
 
 /// Takes `key` out of `table` as a `T`, with an error that names the key.
@@ -113,6 +129,9 @@ impl FileConfig {
             max_sessions: take(&mut table, "maxSessions")?,
             owner_idle_timeout_secs: take(&mut table, "ownerIdleTimeoutSecs")?,
             default_env: take(&mut table, "defaultEnv")?.unwrap_or_default(),
+            record_dir: take(&mut table, "recordDir")?,
+            record_input: take(&mut table, "recordInput")?,
+            record_max_bytes: take(&mut table, "recordMaxBytes")?,
         };
         if let Some(key) = table.keys().next() {
             bail!("unknown key `{key}`; the keys are {}", KEYS.join(", "));
@@ -185,6 +204,14 @@ impl ConfigArgs {
         }
         service.default_env = file.default_env;
         service.default_env.extend(self.default_env.iter().cloned());
+        service.record_dir = self.record_dir.clone().or(file.record_dir);
+        service.record_input = self.record_input || file.record_input.unwrap_or(false);
+        if let Some(bytes) = self.record_max_bytes.or(file.record_max_bytes) {
+            service.record_max_bytes = bytes;
+        }
+        if let Some(dir) = &service.record_dir {
+            check_record_dir(dir)?;
+        }
         service.validate().map_err(|err| match &self.config {
             Some(path) => {
                 anyhow!(
@@ -206,6 +233,22 @@ impl ConfigArgs {
     }
 }
 
+/// Makes sure recordings can be written into `dir` (created 0700 if missing), so that a
+/// wrong `recordDir` is refused at start rather than found missing later.
+fn check_record_dir(dir: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("recordDir {} cannot be created", dir.display()))?;
+    let probe = dir.join(format!(".pty-session-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"")
+        .with_context(|| format!("recordDir {} is not writable", dir.display()))?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use expect_test::{Expect, expect};
@@ -223,7 +266,7 @@ mod tests {
         check_error(
             "tailLine = 5",
             expect![
-                "unknown key `tailLine`; the keys are backendType, tailLines, scrollbackLines, scrollbackBytes, maxSessionsPerOwner, maxSessions, ownerIdleTimeoutSecs, defaultEnv"
+                "unknown key `tailLine`; the keys are backendType, tailLines, scrollbackLines, scrollbackBytes, maxSessionsPerOwner, maxSessions, ownerIdleTimeoutSecs, defaultEnv, recordDir, recordInput, recordMaxBytes"
             ],
         );
         check_error(

@@ -1,6 +1,7 @@
 //! The service's configuration: limits, scrollback budget, environment defaults, backends.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::backend::Backends;
@@ -37,6 +38,16 @@ pub struct Config {
     pub default_env: BTreeMap<String, String>,
     /// How long close waits after SIGHUP/SIGTERM before it sends SIGKILL.
     pub close_grace: Duration,
+    /// Where every session is recorded as an asciinema v2 `.cast` file
+    /// (`<UTC time>-<id>.cast`, mode 0600); `None` (the default) records nothing.
+    pub record_dir: Option<PathBuf>,
+    /// Whether recordings also hold what agents send (`"i"` events). Off by default; what
+    /// a person types through [`PtyService::person_input`](crate::PtyService::person_input)
+    /// is never recorded.
+    pub record_input: bool,
+    /// The size cap of one recording in bytes (default 64 MiB): the file then ends with a
+    /// marker event saying it was cut.
+    pub record_max_bytes: u64,
 }
 
 impl Default for Config {
@@ -51,6 +62,9 @@ impl Default for Config {
             max_sessions: 1024,
             default_env: BTreeMap::new(),
             close_grace: Duration::from_millis(500),
+            record_dir: None,
+            record_input: false,
+            record_max_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -112,6 +126,9 @@ impl Config {
             if value == 0 {
                 return Err(format!("{name} must be at least 1"));
             }
+        }
+        if self.record_max_bytes < 4096 {
+            return Err("recordMaxBytes must be at least 4096".to_owned());
         }
         Ok(())
     }

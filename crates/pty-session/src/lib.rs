@@ -49,6 +49,7 @@ mod nofile;
 mod owner;
 mod procfs;
 mod pty;
+mod record;
 mod render;
 mod request;
 mod scrollback;
@@ -59,7 +60,9 @@ mod shim;
 mod signal;
 mod spawn;
 mod spawner;
+mod tap;
 mod timer;
+mod watch;
 
 pub use backend::{Backend, Backends, ExecBackend, ShellBackend, quote_word};
 pub use config::Config;
@@ -71,6 +74,7 @@ pub use request::{
 };
 pub use service::PtyService;
 pub use tokio_util::sync::CancellationToken;
+pub use watch::{Watch, WatchEvent};
 
 /// Pure internals for the fuzz targets (`fuzz/`), behind the `fuzzing` feature. Not a
 /// public API.

@@ -12,11 +12,13 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::procfs::GroupProbe;
+use crate::record::{Header, Recorder};
 use crate::request::limits;
 use crate::scrollback::Scrollback;
 use crate::session::Session;
 use crate::settle::{self, Baseline, Plan};
 use crate::spawn::{self, SpawnOptions, Spawner};
+use crate::tap::Tap;
 use crate::{
     Config, Error, OpenRequest, Opened, Output, Owner, Result, SendRequest, Sent, SessionId,
     Status, Tail,
@@ -235,6 +237,11 @@ impl PtyService {
         let plan = Plan::new(&request.settle, start)?;
         let lines = crate::request::lines(request.lines)?;
         let options = self.spawn_options(&request)?;
+        let (cols, rows) = (options.cols, options.rows);
+        let header_env: BTreeMap<String, String> = ["TERM", "SHELL"]
+            .into_iter()
+            .filter_map(|name| Some((name.to_owned(), options.env.get(name)?.clone())))
+            .collect();
         let reservation = self.shared.reserve(owner)?;
         let spawned = tokio::select! {
             spawned = spawn::spawn(&self.shared.spawner, options) => spawned?,
@@ -242,7 +249,14 @@ impl PtyService {
         };
         let id = self.shared.fresh_id();
         let scrollback = Scrollback::new(config.scrollback_lines, config.scrollback_bytes);
-        let rows = request_window(request.rows, limits::DEFAULT_ROWS);
+        let header = Header {
+            id: &id,
+            command: &request.command,
+            cols,
+            rows,
+            env: &header_env,
+        };
+        let tap = Tap::new(self.recorder(&header), cols, rows);
         let session = Session::start(
             id.clone(),
             owner.clone(),
@@ -250,6 +264,7 @@ impl PtyService {
             rows,
             scrollback,
             self.shared.input_wait,
+            tap,
         )
         .map_err(|err| Error::SpawnFailed {
             command: request.command.clone(),
@@ -326,28 +341,12 @@ impl PtyService {
             written = write_all(&session.master, &bytes, plan.deadline()) => written,
             () = cancel.cancelled() => return Err(Error::Cancelled),
         };
-        match written {
-            Ok(()) => {}
-            Err(WriteError::Timeout(written)) => {
-                return Err(Error::WriteTimeout {
-                    id: id.clone(),
-                    written,
-                    total: bytes.len(),
-                    timeout_ms: plan.deadline().duration_since(start).as_millis() as u64,
-                });
-            }
-            Err(WriteError::Closed) => {
-                let status = session.state().status();
-                let status = status
-                    .exit()
-                    .map_or("its terminal closed".to_owned(), |e| e.to_string());
-                return Err(Error::NotRunning {
-                    id: id.clone(),
-                    status,
-                });
-            }
+        if let Err(err) = written {
+            let timeout = plan.deadline().duration_since(start);
+            return Err(write_error(&session, id, err, bytes.len(), timeout));
         }
         session.write_done();
+        session.state().tap.agent_input(&bytes);
         let settled_by = settle::settle(&session, &plan, base, probe, Some(cancel)).await?;
         let (delta, pending, status, alt_screen) = self.reply(&session, lines);
         Ok(Sent {
@@ -423,6 +422,28 @@ impl PtyService {
     /// The ids of `owner`'s open sessions, sorted.
     pub fn sessions(&self, owner: &Owner) -> Vec<SessionId> {
         self.shared.registry().owner_ids(owner)
+    }
+
+    /// `owner`'s session `id`, after the one owner check.
+    pub(crate) fn session(&self, owner: &Owner, id: &SessionId) -> Result<Arc<Session>> {
+        self.shared.lookup(owner, id)
+    }
+
+    /// Starts the recording of a new session, if the config asks for recordings. A
+    /// recording that cannot be created is logged and skipped: the session still runs.
+    fn recorder(&self, header: &Header<'_>) -> Option<Recorder> {
+        let config = &self.shared.config;
+        let dir = config.record_dir.as_ref()?;
+        match Recorder::start(dir, header, config.record_max_bytes, config.record_input) {
+            Ok((recorder, path)) => {
+                tracing::debug!(session = %header.id, path = %path.display(), "recording");
+                Some(recorder)
+            }
+            Err(err) => {
+                tracing::warn!(session = %header.id, dir = %dir.display(), "cannot record the session: {err}");
+                None
+            }
+        }
     }
 
     /// Checks an open request and turns it into spawn options.
@@ -508,15 +529,43 @@ fn check_cwd(cwd: &Path) -> Result<()> {
     }
 }
 
-enum WriteError {
+pub(crate) enum WriteError {
     /// The deadline passed after this many bytes.
     Timeout(usize),
     /// The terminal is gone.
     Closed,
 }
 
+/// The error of a failed write of `total` bytes into `session` that had `timeout`.
+pub(crate) fn write_error(
+    session: &Session,
+    id: &SessionId,
+    err: WriteError,
+    total: usize,
+    timeout: std::time::Duration,
+) -> Error {
+    match err {
+        WriteError::Timeout(written) => Error::WriteTimeout {
+            id: id.clone(),
+            written,
+            total,
+            timeout_ms: timeout.as_millis() as u64,
+        },
+        WriteError::Closed => {
+            let status = session.state().status();
+            let status = status
+                .exit()
+                .map_or("its terminal closed".to_owned(), |e| e.to_string());
+            Error::NotRunning {
+                id: id.clone(),
+                status,
+            }
+        }
+    }
+}
+
 /// Writes all of `bytes` to the master, waiting for room on the reactor, until `deadline`.
-async fn write_all(
+pub(crate) async fn write_all(
     master: &AsyncFd<OwnedFd>,
     bytes: &[u8],
     deadline: Instant,

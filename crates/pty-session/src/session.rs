@@ -20,6 +20,7 @@ use crate::render::{Rendered, Renderer};
 use crate::scrollback::Scrollback;
 use crate::shim::{REPORT_LEN, Report};
 use crate::spawn::Spawned;
+use crate::tap::Tap;
 use crate::{ExitStatus, Owner, SessionId, Status};
 
 /// A session as the service holds it.
@@ -74,6 +75,8 @@ pub(crate) struct State {
     pub(crate) last_output: Instant,
     /// Counts the reads that brought output.
     pub(crate) output_seq: u64,
+    /// The recording and the live feed, handed every chunk as it is read.
+    pub(crate) tap: Tap,
 }
 
 impl State {
@@ -99,6 +102,7 @@ impl Session {
         rows: u16,
         scrollback: Scrollback,
         input_wait_supported: bool,
+        tap: Tap,
     ) -> io::Result<Arc<Session>> {
         let Spawned {
             master,
@@ -119,6 +123,7 @@ impl Session {
                 finished: false,
                 last_output: Instant::now(),
                 output_seq: 0,
+                tap,
             }),
             changed: watch::Sender::new(0),
             write_lock: tokio::sync::Mutex::new(()),
@@ -227,6 +232,7 @@ impl Session {
                     Ok(n) => {
                         got_output = true;
                         state.renderer.feed(&buf[..n], rendered);
+                        state.tap.output(&buf[..n]);
                         for line in rendered.lines.drain(..) {
                             state.scrollback.push_recycling(line, &mut rendered.spare);
                         }
@@ -314,6 +320,7 @@ async fn drain(session: Arc<Session>, mut control: OwnedReadHalf) {
     let mut state = session.state();
     state.eof = true;
     state.finished = true;
+    state.tap.end();
     if state.exit.is_none() {
         // The shim died before it could report (it was killed from outside).
         state.exit = Some(ExitStatus::Signal(libc::SIGKILL));

@@ -8,6 +8,7 @@ mod errors;
 mod faults;
 mod lifecycle;
 mod owners;
+mod recordings;
 mod replies;
 mod robustness;
 mod schema;

@@ -7,4 +7,5 @@ mod errors;
 mod floods;
 mod kill;
 mod owners;
+mod people;
 mod settle;

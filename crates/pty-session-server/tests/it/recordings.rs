@@ -1,0 +1,164 @@
+//! Recordings: a real session over MCP, written as asciinema v2 and replayed.
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// Parses a `.cast` file as asciinema v2: the header object, then the events.
+fn parse_cast(text: &str) -> (Value, Vec<(f64, String, String)>) {
+    let mut lines = text.lines();
+    let header: Value = serde_json::from_str(lines.next().expect("a header line")).unwrap();
+    let mut events = Vec::new();
+    let mut last = 0.0;
+    for line in lines {
+        let event: (f64, String, String) =
+            serde_json::from_str(line).unwrap_or_else(|err| panic!("{line:?}: {err}"));
+        assert!(event.0 >= last, "times never go back: {line}");
+        assert!(["o", "i", "m", "r"].contains(&event.1.as_str()), "{line}");
+        last = event.0;
+        events.push(event);
+    }
+    (header, events)
+}
+
+#[tokio::test]
+async fn a_session_is_recorded_as_asciinema_v2_and_replays_to_its_screen() {
+    let dir = scratch("recording");
+    let record_dir = dir.join("casts");
+    let server = stdio_server(&["--record-dir", record_dir.to_str().unwrap()]).await;
+    let client = &server.client;
+    let command = "bash --norc --noprofile -i";
+    let opened = ok(&call(
+        client,
+        "pty_open",
+        json!({"command": command, "env": {"PS1": "$ "}, "cols": 80, "rows": 24}),
+    )
+    .await)
+    .clone();
+    let id = opened["sessionId"].as_str().unwrap().to_owned();
+    let mut transcript = opened["initialOutput"].as_str().unwrap().to_owned();
+    let mut pending = String::new();
+    for data in [
+        "printf '\\033[31mred\\033[0m plain\\n'",
+        "printf 'progress 10%%\\rprogress 100%%\\n'",
+        "echo 'naïve 漢字 ✓'",
+        "seq 1 10",
+    ] {
+        let sent = ok(&call(client, "pty_send", json!({"id": id, "data": data})).await).clone();
+        transcript.push_str(sent["delta"].as_str().unwrap());
+        pending = sent["pending"].as_str().unwrap().to_owned();
+    }
+    let casts: Vec<PathBuf> = std::fs::read_dir(&record_dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(casts.len(), 1, "{casts:?}");
+    let path = &casts[0];
+    let name = path.file_name().unwrap().to_str().unwrap();
+    assert!(name.ends_with(&format!("Z-{id}.cast")), "{name}");
+    assert_eq!(
+        name.len(),
+        "20261203T200621Z-".len() + id.len() + ".cast".len(),
+        "{name}"
+    );
+
+    // Flushed as it goes: while the session runs, the file holds its last output.
+    eventually("the recording holds the last output", || {
+        std::fs::read_to_string(path)
+            .is_ok_and(|text| text.contains("\\r\\n10\\r\\n") && text.trim_end().ends_with("$ \"]"))
+    })
+    .await;
+    let text = std::fs::read_to_string(path).unwrap();
+    ok(&call(client, "pty_close", json!({"id": id})).await);
+    let (header, events) = parse_cast(&text);
+    assert_eq!(header["version"], 2);
+    assert_eq!(header["width"], 80);
+    assert_eq!(header["height"], 24);
+    assert_eq!(header["command"], command);
+    assert_eq!(header["env"]["TERM"], "xterm-256color");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let started = header["timestamp"].as_u64().unwrap();
+    assert!(now.abs_diff(started) < 600, "{started} vs {now}");
+    assert!(
+        events.iter().all(|(_, kind, _)| kind == "o"),
+        "output only by default"
+    );
+    assert!(!text.contains("\"i\","), "no input events by default");
+
+    // Replayed into a terminal emulator, it shows what the agent was shown.
+    let mut screen = vt100::Parser::new(24, 80, 0);
+    for (_, _, data) in &events {
+        screen.process(data.as_bytes());
+    }
+    let replayed: Vec<String> = screen
+        .screen()
+        .rows(0, 80)
+        .map(|line| line.trim_end().to_owned())
+        .collect();
+    let mut shown: Vec<String> = transcript
+        .lines()
+        .map(|l| l.trim_end().to_owned())
+        .collect();
+    shown.push(pending.trim_end().to_owned());
+    let shown = shown[shown.len().saturating_sub(24)..].to_vec();
+    let replayed: Vec<String> = replayed
+        .into_iter()
+        .rev()
+        .skip_while(|line| line.is_empty())
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    assert_eq!(
+        replayed, shown,
+        "the replay's screen is the end of the transcript"
+    );
+    assert!(shown.iter().any(|line| line == "red plain"));
+    assert!(shown.iter().any(|line| line == "progress 100%"));
+
+    // A v2 player (asciinema, which wants a terminal: it runs in a session of its own)
+    // prints the same output, so its session shows the same lines.
+    let played = ok(&call(
+        client,
+        "pty_open",
+        json!({"command": format!("asciinema cat {}", path.display()), "cols": 80, "rows": 24}),
+    )
+    .await)
+    .clone();
+    assert_eq!(played["status"], "exited", "{played}");
+    assert_eq!(played["exitCode"], 0, "{played}");
+    // The prompt the recording ends with is completed by the newline asciinema ends with.
+    assert_eq!(
+        played["initialOutput"].as_str().unwrap(),
+        format!("{transcript}{pending}\n"),
+        "{played}"
+    );
+    drop(server);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn a_record_dir_that_cannot_be_written_is_refused_at_start() {
+    let dir = scratch("record-dir-bad");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let out = tokio::process::Command::new(BIN)
+        .args(["mcp", "--record-dir"])
+        .arg(file.join("casts"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("recordDir") && stderr.contains("cannot be created"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -1,0 +1,129 @@
+//! People beside the agent: watching a session's output as it comes ([`Watch`]) and
+//! typing into it ([`PtyService::person_input`]).
+//!
+//! A watcher gets the raw bytes the program writes, as a terminal would, so that a
+//! terminal emulator (xterm.js in a browser, a person's own terminal) shows what the
+//! program draws. It starts from the session's recent lines and its pending line. What a
+//! person types goes to the same terminal as an agent's sends, but is neither recorded
+//! nor echoed into any reply by the service: only the program's own echo, if it echoes
+//! (a password prompt does not), reaches the agent.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::broadcast;
+
+use crate::request::limits;
+use crate::{Error, Owner, PtyService, Result, SessionId, Status};
+
+/// How many recent lines a watcher starts from at most.
+const RECENT_LINES: u64 = 1000;
+
+/// How long a person's keystrokes may wait for room in the terminal's input queue.
+const PERSON_WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A live view of one session's output, from [`PtyService::watch`].
+///
+/// Dropping it stops the view. A watcher never slows the session: one that falls behind
+/// by more than a few MiB is skipped ahead ([`WatchEvent::Skipped`]).
+pub struct Watch {
+    /// The session's recent completed lines (at most 1,000, each ending in `\r\n`)
+    /// followed by its pending line: what to show before the live output.
+    pub recent: String,
+    /// The window's width when the view began.
+    pub cols: u16,
+    /// The window's height when the view began.
+    pub rows: u16,
+    /// Whether a full-screen program had the alternate screen on when the view began
+    /// (its screen is not in `recent`; it shows once the program redraws).
+    pub alt_screen: bool,
+    receiver: broadcast::Receiver<Arc<[u8]>>,
+}
+
+/// What a [`Watch`] brings next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WatchEvent {
+    /// Bytes the program wrote, exactly (escape sequences included).
+    Output(Arc<[u8]>),
+    /// The watcher fell behind: this many chunks of output were skipped.
+    Skipped(u64),
+    /// The output ended: the session's process tree is gone.
+    Ended,
+}
+
+impl Watch {
+    /// The next chunk of output, or the end.
+    pub async fn next(&mut self) -> WatchEvent {
+        match self.receiver.recv().await {
+            Ok(bytes) => WatchEvent::Output(bytes),
+            Err(broadcast::error::RecvError::Lagged(chunks)) => WatchEvent::Skipped(chunks),
+            Err(broadcast::error::RecvError::Closed) => WatchEvent::Ended,
+        }
+    }
+}
+
+impl PtyService {
+    /// Starts watching `owner`'s session `id`: its recent lines now, then every byte its
+    /// program writes. Moves no read cursor.
+    pub fn watch(&self, owner: &Owner, id: &SessionId) -> Result<Watch> {
+        let session = self.session(owner, id)?;
+        let mut state = session.state();
+        let from = state
+            .scrollback
+            .line_end()
+            .saturating_sub(RECENT_LINES)
+            .max(state.scrollback.line_begin());
+        let mut recent = String::new();
+        for line in state.scrollback.lines_from(from) {
+            recent.push_str(line.strip_suffix('\n').unwrap_or(line));
+            recent.push_str("\r\n");
+        }
+        recent.push_str(&state.renderer.pending());
+        // The chunks after this point reach the receiver: it subscribes under the same
+        // lock that the drain reads under.
+        let receiver = if state.finished {
+            broadcast::Sender::new(1).subscribe()
+        } else {
+            state.tap.subscribe()
+        };
+        let (cols, rows) = state.tap.window;
+        Ok(Watch {
+            recent,
+            cols,
+            rows,
+            alt_screen: state.renderer.alt_screen(),
+            receiver,
+        })
+    }
+
+    /// Writes what a person typed into `owner`'s session `id`, at once: it waits for no
+    /// send in flight and for no settle. Unlike [`send`](Self::send) it is never recorded,
+    /// and no reply shows it unless the program echoes it.
+    ///
+    /// Fails with [`Error::NotRunning`] once the process exited, with
+    /// [`Error::WriteTimeout`] if the program takes none of it for 5 s, and with
+    /// [`Error::InvalidArgument`] past 1 MiB.
+    pub async fn person_input(&self, owner: &Owner, id: &SessionId, bytes: &[u8]) -> Result<()> {
+        let session = self.session(owner, id)?;
+        if bytes.len() > limits::MAX_DATA_BYTES {
+            return Err(Error::invalid(format!(
+                "input is {} bytes; type at most {} bytes at once",
+                bytes.len(),
+                limits::MAX_DATA_BYTES
+            )));
+        }
+        if let Status::Exited(exit) = session.state().status() {
+            return Err(Error::NotRunning {
+                id: id.clone(),
+                status: exit.to_string(),
+            });
+        }
+        let deadline = Instant::now() + PERSON_WRITE_TIMEOUT;
+        crate::service::write_all(&session.master, bytes, deadline)
+            .await
+            .map_err(|err| {
+                crate::service::write_error(&session, id, err, bytes.len(), PERSON_WRITE_TIMEOUT)
+            })
+    }
+}

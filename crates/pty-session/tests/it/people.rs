@@ -1,0 +1,253 @@
+//! People beside the agent: recordings, the live feed, and a person's own keystrokes.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use pty_session::{
+    Config, OpenRequest, Owner, PtyService, SendRequest, SessionId, Settle, Status, WatchEvent,
+};
+use pty_session_testkit::eventually;
+
+use crate::support::*;
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+fn recording_service(dir: &Path, max_bytes: u64, input: bool) -> (PtyService, Owner) {
+    let mut config = Config::default();
+    config.record_dir = Some(dir.to_owned());
+    config.record_max_bytes = max_bytes;
+    config.record_input = input;
+    (PtyService::new(config), Owner::new("test"))
+}
+
+/// The one recording of session `id` in `dir`.
+fn cast_of(dir: &Path, id: &SessionId) -> PathBuf {
+    let suffix = format!("-{}.cast", id.as_str());
+    let found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.to_str().unwrap().ends_with(&suffix))
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "one recording of {id:?} in {dir:?}: {found:?}"
+    );
+    found.into_iter().next().unwrap()
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_flood_is_recorded_up_to_the_cap_then_marked_cut() {
+    let dir = TempDir::new("record-cap");
+    let cap = 64 * 1024;
+    let (pty, owner) = recording_service(&dir.0, cap, false);
+    let opened = open(&pty, &owner, OpenRequest::new("seq 1 200000")).await;
+    let path = cast_of(&dir.0, &opened.session_id);
+    pty.close(&owner, &opened.session_id).await.unwrap();
+    eventually("the recording ends with its cut marker", DEADLINE, || {
+        read(&path)
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .contains("recording cut")
+    })
+    .await;
+    let text = read(&path);
+    let size = text.len() as u64;
+    assert!(size <= cap + 200, "{size} bytes for a cap of {cap}");
+    assert!(size > cap / 2, "{size} bytes: the cap was not used");
+    let mut lines = text.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("{\"version\":2,\"width\":120,\"height\":40,")
+    );
+    let marker = text.lines().last().unwrap();
+    assert!(
+        marker.contains(",\"m\",\"recording cut: it reached its size cap of 65536 bytes"),
+        "{marker}"
+    );
+    assert!(text.contains("[0."), "relative times start near 0");
+    assert!(
+        text.contains("\\r\\n1000\\r\\n"),
+        "output is recorded as the terminal got it"
+    );
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&path).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600, "a recording is private to the user");
+}
+
+#[tokio::test]
+async fn only_agent_input_is_recorded_and_only_when_asked() {
+    for record_input in [false, true] {
+        let dir = TempDir::new("record-input");
+        let (pty, owner) = recording_service(&dir.0, 1 << 20, record_input);
+        let opened = open(&pty, &owner, OpenRequest::new("cat")).await;
+        let id = &opened.session_id;
+        pty.send(&owner, id, SendRequest::new("agent-typed"))
+            .await
+            .unwrap();
+        pty.person_input(&owner, id, b"person-typed\r")
+            .await
+            .unwrap();
+        let sent = pty
+            .send(&owner, id, SendRequest::new("done"))
+            .await
+            .unwrap();
+        assert!(
+            sent.delta.text.contains("person-typed\n"),
+            "cat echoes it: {sent:?}"
+        );
+        let path = cast_of(&dir.0, id);
+        pty.close(&owner, id).await.unwrap();
+        eventually("the recording has the last output", DEADLINE, || {
+            read(&path).contains("done\\r\\n")
+        })
+        .await;
+        let text = read(&path);
+        let inputs: Vec<&str> = text.lines().filter(|l| l.contains(",\"i\",")).collect();
+        if record_input {
+            assert_eq!(inputs.len(), 2, "{text}");
+            assert!(inputs[0].ends_with(",\"i\",\"agent-typed\\r\"]"), "{text}");
+            assert!(inputs[1].ends_with(",\"i\",\"done\\r\"]"), "{text}");
+        } else {
+            assert!(inputs.is_empty(), "{text}");
+        }
+        assert!(
+            !text.contains("\"i\",\"person"),
+            "a person's keys are never input events"
+        );
+    }
+}
+
+/// Tails `id` until its process exited; returns every line read.
+async fn until_exited(pty: &PtyService, owner: &Owner, id: &SessionId) -> String {
+    let mut transcript = String::new();
+    let start = std::time::Instant::now();
+    loop {
+        let tail = pty.tail(owner, id, Some(100_000)).await.unwrap();
+        transcript.push_str(&tail.output.text);
+        if matches!(tail.status, Status::Exited(_)) {
+            return transcript;
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "{id:?} did not exit: {transcript:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Reads a watch until its output holds `needle`; returns everything it read.
+async fn watch_until(watch: &mut pty_session::Watch, needle: &str) -> String {
+    let mut seen = String::new();
+    let found = tokio::time::timeout(DEADLINE, async {
+        loop {
+            match watch.next().await {
+                WatchEvent::Output(bytes) => {
+                    seen.push_str(&String::from_utf8_lossy(&bytes));
+                    if seen.contains(needle) {
+                        return true;
+                    }
+                }
+                WatchEvent::Skipped(_) => {}
+                WatchEvent::Ended => return false,
+                _ => {}
+            }
+        }
+    })
+    .await;
+    assert_eq!(
+        found,
+        Ok(true),
+        "{needle:?} did not come; the watch saw {seen:?}"
+    );
+    seen
+}
+
+#[tokio::test]
+async fn a_watcher_sees_recent_lines_then_live_bytes_and_a_person_types() {
+    let (pty, owner) = service();
+    let python = python3();
+    let opened = open(&pty, &owner, OpenRequest::new(format!("{python} -q"))).await;
+    let id = &opened.session_id;
+    pty.send(&owner, id, SendRequest::new("print('be' + 'fore')"))
+        .await
+        .unwrap();
+    let mut watch = pty.watch(&owner, id).unwrap();
+    assert!(
+        watch.recent.ends_with("before\r\n>>> "),
+        "{:?}",
+        watch.recent
+    );
+    assert_eq!((watch.cols, watch.rows), (120, 40));
+    pty.person_input(&owner, id, b"6*7\r").await.unwrap();
+    watch_until(&mut watch, "42\r\n").await;
+    let tail = pty.tail(&owner, id, None).await.unwrap();
+    assert!(
+        tail.output.text.contains(">>> 6*7\n42\n"),
+        "the agent sees it too: {tail:?}"
+    );
+    assert!(matches!(
+        pty.watch(&Owner::new("other"), id),
+        Err(pty_session::Error::ForeignSession { .. })
+    ));
+    pty.close(&owner, id).await.unwrap();
+    let ended = tokio::time::timeout(DEADLINE, async {
+        loop {
+            if watch.next().await == WatchEvent::Ended {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the watch ends with the session");
+}
+
+#[tokio::test]
+async fn a_password_a_person_types_never_reaches_the_agent() {
+    let (pty, owner) = service();
+    let python = python3();
+    let command = format!("{python} -c \"import getpass; print(len(getpass.getpass()))\"");
+    let opened = open(&pty, &owner, OpenRequest::new(command)).await;
+    assert_eq!(opened.pending, "Password: ");
+    let id = &opened.session_id;
+    pty.person_input(&owner, id, b"hunter2-secret\r")
+        .await
+        .unwrap();
+    let transcript = until_exited(&pty, &owner, id).await;
+    assert_eq!(transcript, "Password: \n14\n");
+    pty.close(&owner, id).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_slow_watcher_is_skipped_ahead_never_buffered_for() {
+    let (pty, owner) = service();
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new("sleep 0.2; seq 1 300000").settle(Settle::None),
+    )
+    .await;
+    let mut watch = pty.watch(&owner, &opened.session_id).unwrap();
+    // Not read while the flood runs: the feed keeps its last chunks only.
+    until_exited(&pty, &owner, &opened.session_id).await;
+    let mut skipped = 0;
+    let mut bytes = 0;
+    loop {
+        match watch.next().await {
+            WatchEvent::Output(chunk) => bytes += chunk.len(),
+            WatchEvent::Skipped(n) => skipped += n,
+            WatchEvent::Ended => break,
+            _ => {}
+        }
+    }
+    assert!(skipped > 0, "the watcher was skipped ahead");
+    assert!(bytes <= 64 * 64 * 1024, "{bytes} bytes were kept for it");
+    pty.close(&owner, &opened.session_id).await.unwrap();
+}
