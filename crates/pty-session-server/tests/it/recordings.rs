@@ -126,7 +126,12 @@ async fn a_session_is_recorded_as_asciinema_v2_and_replays_to_its_screen() {
     let played = ok(&call(
         client,
         "pty_open",
-        json!({"command": format!("asciinema cat {}", path.display()), "cols": 80, "rows": 24}),
+        json!({
+            "command": format!("asciinema cat {}", path.display()),
+            "cols": 80,
+            "rows": 24,
+            "timeoutMs": 120_000,
+        }),
     )
     .await)
     .clone();
