@@ -45,6 +45,7 @@ mod answer;
 mod backend;
 mod config;
 mod error;
+mod keys;
 mod nofile;
 mod owner;
 mod procfs;
@@ -52,6 +53,7 @@ mod pty;
 mod record;
 mod render;
 mod request;
+mod screen;
 mod scrollback;
 mod service;
 mod session;
@@ -72,6 +74,7 @@ pub use request::{
     ExitStatus, OpenRequest, Opened, Output, SendRequest, Sent, Settle, SettleReason, Status, Tail,
     limits,
 };
+pub use screen::{Position, Screen};
 pub use service::PtyService;
 pub use tokio_util::sync::CancellationToken;
 pub use watch::{Watch, WatchEvent};

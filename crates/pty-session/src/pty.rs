@@ -42,6 +42,17 @@ pub(crate) fn open(cols: u16, rows: u16, echo: bool) -> io::Result<PtyPair> {
     })
 }
 
+/// Sets the window size: the kernel sends SIGWINCH to the terminal's foreground group.
+pub(crate) fn resize(master: impl AsFd, cols: u16, rows: u16) -> io::Result<()> {
+    let winsize = Winsize {
+        ws_row: rows,
+        ws_col: cols,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    Ok(termios::tcsetwinsize(master, winsize)?)
+}
+
 /// The foreground process group of the terminal, asked through the master (Linux answers
 /// TIOCGPGRP on the master for its slave).
 pub(crate) fn foreground_group(master: impl AsFd) -> Option<i32> {

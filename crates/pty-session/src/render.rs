@@ -70,6 +70,14 @@ struct Line {
     /// The cursor's column, which may lie past the last cell.
     col: usize,
     alt_screen: bool,
+    /// The program addressed the screen (moved the cursor up or to a row, cleared the
+    /// screen, set a scroll region, turned the alternate screen on): lines alone no longer
+    /// show what the window shows.
+    addressed: bool,
+    /// DECCKM: cursor keys in application mode.
+    app_cursor: bool,
+    /// DECKPAM: the keypad in application mode.
+    app_keypad: bool,
     /// Lines completed since the screen was last cleared or homed, for the row estimate.
     row: usize,
     rows: u16,
@@ -85,6 +93,9 @@ impl Renderer {
                 cells: 0,
                 col: 0,
                 alt_screen: false,
+                addressed: false,
+                app_cursor: false,
+                app_keypad: false,
                 row: 0,
                 rows,
             },
@@ -114,6 +125,11 @@ impl Renderer {
         self.parser.advance(&mut cooker, whole);
     }
 
+    /// Follows a new window height (for the row of a cursor position report).
+    pub(crate) fn resize(&mut self, rows: u16) {
+        self.line.rows = rows;
+    }
+
     /// The rendered text after the last line end, such as `>>> `.
     pub(crate) fn pending(&self) -> String {
         std::str::from_utf8(&self.line.text)
@@ -124,6 +140,20 @@ impl Renderer {
     /// Whether a full-screen program has the alternate screen on.
     pub(crate) fn alt_screen(&self) -> bool {
         self.line.alt_screen
+    }
+
+    /// Whether the program has addressed the screen since the session started: from then
+    /// on a screen emulator shows the window, lines alone do not.
+    pub(crate) fn addresses_screen(&self) -> bool {
+        self.line.addressed
+    }
+
+    /// The key modes the program set (DECCKM, DECKPAM).
+    pub(crate) fn key_modes(&self) -> crate::screen::KeyModes {
+        crate::screen::KeyModes {
+            app_cursor: self.line.app_cursor,
+            app_keypad: self.line.app_keypad,
+        }
     }
 }
 
@@ -351,15 +381,27 @@ impl vte::Perform for Cooker<'_> {
         let line = &mut *self.line;
         match (intermediates, action) {
             (b"?", 'h' | 'l') => {
-                let alt = std::iter::once(first)
-                    .chain(values)
-                    .any(|v| matches!(v, 1049 | 1047 | 47));
-                if alt {
-                    line.alt_screen = action == 'h';
+                let on = action == 'h';
+                for mode in std::iter::once(first).chain(values) {
+                    match mode {
+                        1049 | 1047 | 47 => {
+                            line.alt_screen = on;
+                            line.addressed |= on;
+                        }
+                        1 => line.app_cursor = on,
+                        _ => {}
+                    }
                 }
             }
-            ([], 'J') if first >= 2 => line.row = 0,
-            ([], 'H' | 'f') => line.row = usize::from(first.max(1)) - 1,
+            ([], 'A' | 'd' | 'r') => line.addressed = true,
+            ([], 'J') if first >= 2 => {
+                line.row = 0;
+                line.addressed = true;
+            }
+            ([], 'H' | 'f') => {
+                line.row = usize::from(first.max(1)) - 1;
+                line.addressed = true;
+            }
             _ if line.alt_screen => {}
             ([], 'C') => line.col = (line.col + count).min(MAX_LINE_BYTES),
             ([], 'D') => line.col = line.col.saturating_sub(count),
@@ -386,6 +428,24 @@ impl vte::Perform for Cooker<'_> {
 
     fn unhook(&mut self) {
         self.dcs.unhook(&mut self.out.replies);
+    }
+
+    fn esc_dispatch(&mut self, intermediates: &[u8], _: bool, byte: u8) {
+        let line = &mut *self.line;
+        match (intermediates, byte) {
+            // RIS, the full reset `reset` sends: the terminal leaves the alternate screen
+            // and forgets its modes.
+            ([], b'c') => {
+                line.alt_screen = false;
+                line.app_cursor = false;
+                line.app_keypad = false;
+                line.row = 0;
+            }
+            ([], b'=') => line.app_keypad = true,
+            ([], b'>') => line.app_keypad = false,
+            ([], b'M') => line.addressed = true,
+            _ => {}
+        }
     }
 }
 

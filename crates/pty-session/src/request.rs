@@ -272,7 +272,12 @@ impl OpenRequest {
 #[derive(Debug, Clone)]
 pub struct SendRequest {
     pub(crate) data: String,
+    /// Named keys instead of `data` ([`SendRequest::keys`]).
+    pub(crate) keys: Option<Vec<String>>,
     pub(crate) submit: bool,
+    /// A new window size, applied before anything is written.
+    pub(crate) cols: Option<u64>,
+    pub(crate) rows: Option<u64>,
     pub(crate) lines: Option<u64>,
     pub(crate) settle: SettleOptions,
     pub(crate) cancel: Option<CancellationToken>,
@@ -283,6 +288,9 @@ pub struct SendRequest {
 impl Drop for SendRequest {
     fn drop(&mut self) {
         wipe(std::mem::take(&mut self.data).into_bytes());
+        for key in self.keys.take().unwrap_or_default() {
+            wipe(key.into_bytes());
+        }
     }
 }
 
@@ -299,14 +307,57 @@ impl SendRequest {
     pub fn new(data: impl Into<String>) -> SendRequest {
         SendRequest {
             data: data.into(),
+            keys: None,
             submit: true,
+            cols: None,
+            rows: None,
             lines: None,
             settle: SettleOptions::default(),
             cancel: None,
         }
     }
 
-    /// Whether to press Enter after the data (default true).
+    /// Presses keys named as tmux's `send-keys` takes them, each encoded the way the
+    /// program asked the terminal to send it (cursor keys in application mode after
+    /// `ESC[?1h`, for instance): `Enter`, `Tab`, `BTab`, `Escape`, `Space`, `BSpace`,
+    /// `Up`, `Down`, `Left`, `Right`, `Home`, `End`, `PageUp`, `PageDown`, `Insert`,
+    /// `Delete`, `F1`–`F12`, `C-x` (control), `M-x` (meta); any other string is typed as
+    /// text. Enter is not pressed after them unless [`submit(true)`](Self::submit).
+    ///
+    /// ```
+    /// use pty_session::SendRequest;
+    /// let save_and_quit = SendRequest::keys(["Escape", ":wq", "Enter"]);
+    /// ```
+    pub fn keys<K: Into<String>>(keys: impl IntoIterator<Item = K>) -> SendRequest {
+        let mut request = SendRequest::new("");
+        request.keys = Some(keys.into_iter().map(Into::into).collect());
+        request.submit = false;
+        request
+    }
+
+    /// Resizes the window to `cols`×`rows` (each 1..=1000) before anything is written: the
+    /// program gets SIGWINCH and the screen follows. With empty data and
+    /// [`submit(false)`](Self::submit) the send only resizes and waits.
+    pub fn size(mut self, cols: u64, rows: u64) -> SendRequest {
+        self.cols = Some(cols);
+        self.rows = Some(rows);
+        self
+    }
+
+    /// Resizes the window's width alone (see [`size`](Self::size)).
+    pub fn cols(mut self, cols: u64) -> SendRequest {
+        self.cols = Some(cols);
+        self
+    }
+
+    /// Resizes the window's height alone (see [`size`](Self::size)).
+    pub fn rows(mut self, rows: u64) -> SendRequest {
+        self.rows = Some(rows);
+        self
+    }
+
+    /// Whether to press Enter after the data (default true; false for
+    /// [`keys`](Self::keys)).
     pub fn submit(mut self, submit: bool) -> SendRequest {
         self.submit = submit;
         self
@@ -363,6 +414,8 @@ pub struct Opened {
     pub settled_by: SettleReason,
     /// Whether a full-screen program has the alternate screen on.
     pub alt_screen: bool,
+    /// The screen, while a full-screen program has the alternate screen on.
+    pub screen: Option<crate::Screen>,
 }
 
 /// The reply to [`PtyService::send`](crate::PtyService::send).
@@ -379,6 +432,8 @@ pub struct Sent {
     pub settled_by: SettleReason,
     /// Whether a full-screen program has the alternate screen on.
     pub alt_screen: bool,
+    /// The screen, while a full-screen program has the alternate screen on.
+    pub screen: Option<crate::Screen>,
 }
 
 /// The reply to [`PtyService::tail`](crate::PtyService::tail).

@@ -20,8 +20,8 @@ use crate::settle::{self, Baseline, Plan};
 use crate::spawn::{self, SpawnOptions, Spawner};
 use crate::tap::Tap;
 use crate::{
-    Config, Error, OpenRequest, Opened, Output, Owner, Result, SendRequest, Sent, SessionId,
-    Status, Tail,
+    Config, Error, OpenRequest, Opened, Output, Owner, Result, Screen, SendRequest, Sent,
+    SessionId, Status, Tail,
 };
 
 /// The service: every session of every owner. Cheap to clone; clones share one core.
@@ -257,11 +257,12 @@ impl PtyService {
             env: &header_env,
         };
         let tap = Tap::new(self.recorder(&header), cols, rows);
+        let window = (cols, rows);
         let session = Session::start(
             id.clone(),
             owner.clone(),
             spawned,
-            rows,
+            window,
             scrollback,
             self.shared.input_wait,
             tap,
@@ -280,15 +281,16 @@ impl PtyService {
         let base = Baseline::now(&session);
         match settle::settle(&session, &plan, base, GroupProbe::default(), Some(cancel)).await {
             Ok(settled_by) => {
-                let (output, pending, status, alt_screen) = self.reply(&session, lines);
+                let reply = self.reply(&session, lines);
                 Ok(Opened {
                     session_id: id,
                     pid: session.pid,
-                    status,
-                    initial_output: output,
-                    pending,
+                    status: reply.status,
+                    initial_output: reply.output,
+                    pending: reply.pending,
                     settled_by,
-                    alt_screen,
+                    alt_screen: reply.screen.is_some(),
+                    screen: reply.screen,
                 })
             }
             Err(err) => {
@@ -315,6 +317,14 @@ impl PtyService {
                 limits::MAX_DATA_BYTES
             )));
         }
+        let keys_len: usize = request.keys.iter().flatten().map(String::len).sum();
+        if keys_len > limits::MAX_DATA_BYTES {
+            return Err(Error::invalid(format!(
+                "keys hold {keys_len} bytes; send at most {} bytes per call",
+                limits::MAX_DATA_BYTES
+            )));
+        }
+        check_window(request.cols, request.rows)?;
         let never = CancellationToken::new();
         let cancel = request.cancel.as_ref().unwrap_or(&never);
         let _turn = tokio::select! {
@@ -327,7 +337,14 @@ impl PtyService {
                 status: exit.to_string(),
             });
         }
-        let mut bytes = Vec::with_capacity(request.data.len() + 1);
+        if request.cols.is_some() || request.rows.is_some() {
+            self.resize(&session, request.cols, request.rows)?;
+        }
+        let mut bytes = match &request.keys {
+            Some(keys) => crate::keys::encode(keys, session.state().key_modes())
+                .map_err(Error::invalid)?,
+            None => Vec::with_capacity(request.data.len() + 1),
+        };
         bytes.extend_from_slice(request.data.as_bytes());
         if request.submit {
             bytes.push(b'\r');
@@ -348,13 +365,14 @@ impl PtyService {
         session.write_done();
         session.state().tap.agent_input(&bytes);
         let settled_by = settle::settle(&session, &plan, base, probe, Some(cancel)).await?;
-        let (delta, pending, status, alt_screen) = self.reply(&session, lines);
+        let reply = self.reply(&session, lines);
         Ok(Sent {
-            delta,
-            status,
-            pending,
+            delta: reply.output,
+            status: reply.status,
+            pending: reply.pending,
             settled_by,
-            alt_screen,
+            alt_screen: reply.screen.is_some(),
+            screen: reply.screen,
         })
     }
 
@@ -362,16 +380,24 @@ impl PtyService {
     pub async fn tail(&self, owner: &Owner, id: &SessionId, lines: Option<u64>) -> Result<Tail> {
         let session = self.shared.lookup(owner, id)?;
         let lines = crate::request::lines(lines)?;
-        let (output, pending, status, alt_screen) = self.reply(&session, lines);
+        let reply = self.reply(&session, lines);
         let state = session.state();
         Ok(Tail {
-            output,
-            pending,
-            status,
+            output: reply.output,
+            pending: reply.pending,
+            status: reply.status,
             total_lines: state.scrollback.line_end(),
             line_begin: state.scrollback.line_begin(),
-            alt_screen,
+            alt_screen: state.renderer.alt_screen(),
         })
+    }
+
+    /// What the session's terminal window shows now: the visible rows, the cursor, the
+    /// size, whether the alternate screen is on, and the status. Works for every session
+    /// at any time, whether or not a full-screen program runs, and after it exited.
+    pub fn screen(&self, owner: &Owner, id: &SessionId) -> Result<Screen> {
+        let session = self.shared.lookup(owner, id)?;
+        Ok(session.state().screen())
     }
 
     /// Kills the session's process tree, waits until it is reaped and the output drained,
@@ -465,15 +491,7 @@ impl PtyService {
                 return Err(Error::invalid(format!("env {name} contains a NUL byte")));
             }
         }
-        for (what, value) in [("cols", request.cols), ("rows", request.rows)] {
-            if value.is_some_and(|v| v == 0 || v > limits::MAX_WINDOW) {
-                return Err(Error::invalid(format!(
-                    "{what} {} is out of range; give 1..={}",
-                    value.unwrap_or_default(),
-                    limits::MAX_WINDOW
-                )));
-            }
-        }
+        check_window(request.cols, request.rows)?;
         let backend = config.backends.get(&config.backend_type).ok_or_else(|| {
             Error::invalid(format!(
                 "backend {:?} is not registered",
@@ -497,18 +515,61 @@ impl PtyService {
         })
     }
 
-    /// Delivers the unread lines within the budget, with the pending line and status.
-    fn reply(&self, session: &Session, lines: Option<u64>) -> (Output, String, Status, bool) {
+    /// Delivers the unread lines within the budget, with the pending line, the status and
+    /// the screen while the alternate screen is on.
+    fn reply(&self, session: &Session, lines: Option<u64>) -> Reply {
         let budget = lines.map_or(self.shared.config.tail_lines, |n| n as usize);
         let mut state = session.state();
-        let output = state.scrollback.read(budget);
-        (
-            output,
-            state.renderer.pending(),
-            state.status(),
-            state.renderer.alt_screen(),
-        )
+        Reply {
+            output: state.scrollback.read(budget),
+            pending: state.renderer.pending(),
+            status: state.status(),
+            screen: state.alt_screen(),
+        }
     }
+
+    /// Resizes the session's window (TIOCSWINSZ: the kernel sends the foreground group
+    /// SIGWINCH), then the renderer and the screen follow. A size left out stays.
+    fn resize(&self, session: &Session, cols: Option<u64>, rows: Option<u64>) -> Result<()> {
+        // Sends to a session are serialized, so the size read here is still the current
+        // one when the ioctl is made, outside the lock.
+        let (old_cols, old_rows) = session.state().window.size();
+        let cols = cols.map_or(old_cols, |v| v as u16);
+        let rows = rows.map_or(old_rows, |v| v as u16);
+        crate::pty::resize(session.master.get_ref(), cols, rows).map_err(|err| {
+            Error::NotRunning {
+                id: session.id.clone(),
+                status: format!("its terminal cannot be resized ({err})"),
+            }
+        })?;
+        let mut state = session.state();
+        state.window.resize(cols, rows);
+        state.renderer.resize(rows);
+        Ok(())
+    }
+}
+
+/// What a reply carries besides the settle.
+struct Reply {
+    output: Output,
+    pending: String,
+    status: Status,
+    screen: Option<Screen>,
+}
+
+/// Checks a window size: each in 1..=1000.
+fn check_window(cols: Option<u64>, rows: Option<u64>) -> Result<()> {
+    for (what, value) in [("cols", cols), ("rows", rows)] {
+        if let Some(value) = value
+            && (value == 0 || value > limits::MAX_WINDOW)
+        {
+            return Err(Error::invalid(format!(
+                "{what} {value} is out of range; give 1..={}",
+                limits::MAX_WINDOW
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn request_window(value: Option<u64>, default: u16) -> u16 {

@@ -17,6 +17,7 @@ use tokio::sync::watch;
 
 use crate::procfs::GroupProbe;
 use crate::render::{Rendered, Renderer};
+use crate::screen::Window;
 use crate::scrollback::Scrollback;
 use crate::shim::{REPORT_LEN, Report};
 use crate::spawn::Spawned;
@@ -64,6 +65,9 @@ pub(crate) struct WriteMark {
 /// What the drain task has learned so far.
 pub(crate) struct State {
     pub(crate) renderer: Renderer,
+    /// The window: its size, and the screen emulator once the program addressed the
+    /// screen or a caller asked for it. Fed the same bytes as the renderer.
+    pub(crate) window: Window,
     pub(crate) scrollback: Scrollback,
     /// The command's exit status, once the shim reported it.
     pub(crate) exit: Option<ExitStatus>,
@@ -83,6 +87,27 @@ impl State {
     pub(crate) fn status(&self) -> Status {
         self.exit.map_or(Status::Running, Status::Exited)
     }
+
+    /// What the window shows now, starting the emulator if none runs yet.
+    pub(crate) fn screen(&mut self) -> crate::Screen {
+        let status = self.status();
+        self.window
+            .start(self.renderer.key_modes())
+            .snapshot(status)
+    }
+
+    /// The screen, while a full-screen program has the alternate screen on.
+    pub(crate) fn alt_screen(&mut self) -> Option<crate::Screen> {
+        self.renderer.alt_screen().then(|| self.screen())
+    }
+
+    /// How keys are to be encoded now: as the emulator's modes say, or, before one runs,
+    /// as the renderer saw the program set them.
+    pub(crate) fn key_modes(&self) -> crate::screen::KeyModes {
+        self.window
+            .emulator()
+            .map_or(self.renderer.key_modes(), |emulator| emulator.key_modes())
+    }
 }
 
 thread_local! {
@@ -99,7 +124,7 @@ impl Session {
         id: SessionId,
         owner: Owner,
         spawned: Spawned,
-        rows: u16,
+        (cols, rows): (u16, u16),
         scrollback: Scrollback,
         input_wait_supported: bool,
         tap: Tap,
@@ -117,6 +142,7 @@ impl Session {
             master: Arc::new(crate::pty::register(master)?),
             state: Mutex::new(State {
                 renderer: Renderer::new(rows),
+                window: Window::new(cols, rows),
                 scrollback,
                 exit: None,
                 eof: false,
@@ -231,8 +257,14 @@ impl Session {
                     }
                     Ok(n) => {
                         got_output = true;
+                        let state = &mut *state;
                         state.renderer.feed(&buf[..n], rendered);
                         state.tap.output(&buf[..n]);
+                        state.window.feed(
+                            &buf[..n],
+                            state.renderer.addresses_screen(),
+                            state.renderer.key_modes(),
+                        );
                         for line in rendered.lines.drain(..) {
                             state.scrollback.push_recycling(line, &mut rendered.spare);
                         }

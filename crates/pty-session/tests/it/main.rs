@@ -8,4 +8,5 @@ mod floods;
 mod kill;
 mod owners;
 mod people;
+mod screens;
 mod settle;
