@@ -9,7 +9,8 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
 
 use crate::wire::{
-    CloseResult, ErrorBody, ErrorResult, ExitFields, OpenResult, SendResult, TailResult,
+    CloseResult, CursorPosition, ErrorBody, ErrorResult, ExitFields, OpenResult, ScreenResult,
+    SendResult, TailResult,
 };
 
 /// The longest pending line the status line quotes; the structured result has all of it.
@@ -48,7 +49,9 @@ pub fn opened(result: &OpenResult) -> CallToolResult {
     status.truncation(result.truncated, result.skipped);
     status.pending(&result.pending);
     status.alt_screen(result.alt_screen);
-    success(result, status.after(&result.initial_output))
+    status.cursor(result.cursor);
+    let text = status.after_screen(&result.initial_output, result.screen.as_deref());
+    success(result, text)
 }
 
 pub fn sent(id: &str, result: &SendResult) -> CallToolResult {
@@ -57,7 +60,9 @@ pub fn sent(id: &str, result: &SendResult) -> CallToolResult {
     status.truncation(result.truncated, result.skipped);
     status.pending(&result.pending);
     status.alt_screen(result.alt_screen);
-    success(result, status.after(&result.delta))
+    status.cursor(result.cursor);
+    let text = status.after_screen(&result.delta, result.screen.as_deref());
+    success(result, text)
 }
 
 pub fn tail(id: &str, result: &TailResult) -> CallToolResult {
@@ -70,6 +75,15 @@ pub fn tail(id: &str, result: &TailResult) -> CallToolResult {
     status.pending(&result.pending);
     status.alt_screen(result.alt_screen);
     success(result, status.after(&result.text))
+}
+
+pub fn screen(id: &str, result: &ScreenResult) -> CallToolResult {
+    let mut status = Status::new(id, result.status, &result.exit);
+    status.part(format!("screen {}×{}", result.cols, result.rows));
+    status.alt_screen(result.alt_screen);
+    status.cursor(Some(result.cursor));
+    let text = status.after_screen("", Some(&result.screen));
+    success(result, text)
 }
 
 pub fn closed(id: &str, result: &CloseResult) -> CallToolResult {
@@ -133,6 +147,29 @@ impl Status {
         }
     }
 
+    fn cursor(&mut self, cursor: Option<CursorPosition>) {
+        if let Some(cursor) = cursor {
+            self.part(format!("cursor {},{}", cursor.row, cursor.col));
+        }
+    }
+
+    /// The text block: `output` as it is, then the screen's rows if there is a screen, then
+    /// the status line.
+    fn after_screen(self, output: &str, screen: Option<&str>) -> String {
+        match screen {
+            None => self.after(output),
+            Some(screen) => {
+                let mut text = String::with_capacity(output.len() + screen.len() + 1);
+                text.push_str(output);
+                text.push_str(screen);
+                if !screen.is_empty() {
+                    text.push('\n');
+                }
+                self.after(&text)
+            }
+        }
+    }
+
     /// The text block: `output` as it is (every line ends in `\n`), then the status line.
     fn after(mut self, output: &str) -> String {
         self.line.push(']');
@@ -182,6 +219,8 @@ mod tests {
                 skipped: 0,
                 settled_by: "input",
                 alt_screen: false,
+                screen: None,
+                cursor: None,
             }),
             expect![[r#"
                 Python 3.13.5
@@ -209,13 +248,17 @@ mod tests {
                     skipped: 9,
                     settled_by: "exit",
                     alt_screen: true,
+                    screen: Some("~\n\"x\" 1L written".into()),
+                    cursor: Some(CursorPosition { row: 1, col: 0 }),
                 },
             ),
             expect![[r#"
                 line 9
-                [abcd2345 exited · killed by SIGKILL · settled by exit · truncated: 9 unread lines skipped · alt screen on]
+                ~
+                "x" 1L written
+                [abcd2345 exited · killed by SIGKILL · settled by exit · truncated: 9 unread lines skipped · alt screen on · cursor 1,0]
                 ---
-                {"altScreen":true,"delta":"line 9\n","pending":"","settledBy":"exit","signal":"SIGKILL","skipped":9,"status":"exited","truncated":true}
+                {"altScreen":true,"cursor":{"col":0,"row":1},"delta":"line 9\n","pending":"","screen":"~\n\"x\" 1L written","settledBy":"exit","signal":"SIGKILL","skipped":9,"status":"exited","truncated":true}
                 isError=Some(false)"#]],
         );
     }

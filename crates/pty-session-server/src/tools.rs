@@ -18,7 +18,8 @@ use tokio_util::sync::CancellationToken;
 use crate::owner::{ActiveOwner, Caller, Owners};
 use crate::reply;
 use crate::wire::{
-    self, CloseArgs, CloseResult, OpenArgs, OpenResult, SendArgs, SendResult, TailArgs, TailResult,
+    self, CloseArgs, CloseResult, OpenArgs, OpenResult, ScreenArgs, ScreenResult, SendArgs,
+    SendResult, TailArgs, TailResult,
 };
 
 /// The tool handler. Cheap to clone; all state lives in the shared service, because over
@@ -31,8 +32,8 @@ pub struct PtyTools {
 
 #[tool_router]
 impl PtyTools {
-    /// Start a command on its own terminal (a shell, REPL, debugger, ssh, database console)
-    /// and wait until its first output settled. Returns a sessionId for pty_send, pty_tail
+    /// Start a command on its own terminal (a shell, REPL, debugger, ssh, database console,
+    /// or a full-screen program: vim, less, htop) and wait until its first output settled. Returns a sessionId for pty_send, pty_tail
     /// and pty_close; the process keeps running after the reply.
     /// A wait ends at the first of: the process exited; it waits for input (e.g. at a
     /// prompt); a line matched `until`; `timeoutMs` passed (default 5000). settledBy says
@@ -58,13 +59,15 @@ impl PtyTools {
 
     /// Type into a session and wait until the output settled: the process exited, it waits
     /// for input again, a line matched `until`, or `timeoutMs` passed (default 5000).
-    /// `data` is written exactly, then Enter unless submit is false. Keys are control
-    /// characters sent with submit false: Ctrl-C is "\u0003", Ctrl-D "\u0004", Esc
-    /// "\u001b", arrow-up "\u001b[A".
+    /// `data` is written exactly, then Enter unless submit is false. `keys` presses named
+    /// keys instead, encoded as the program expects: ["C-c"], ["Escape", ":wq", "Enter"],
+    /// ["Up"] (no Enter after them unless submit is true). `cols`/`rows` resize the
+    /// terminal first; data "" with submit false only waits.
     /// `delta` holds only lines not delivered before (with echo on, your input comes back
     /// first). A `pending` prompt means the program waits for you; settledBy "timeout"
     /// means it is still busy: read on with pty_tail, or pass `until` and a longer
-    /// timeoutMs.
+    /// timeoutMs. While a full-screen program (vim, less) has the alternate screen on, the
+    /// reply carries `screen` and `cursor`.
     #[tool(
         input_schema = wire::input_schema::<SendArgs>(),
         output_schema = wire::output_schema::<SendResult>(),
@@ -99,6 +102,24 @@ impl PtyTools {
         Ok(self.tail(caller.owner(), arguments).await)
     }
 
+    /// Show what the session's terminal window shows now, as a person would see it: the
+    /// visible rows (trailing blanks trimmed), the cursor (row, col from 0), the size, and
+    /// altScreen. For full-screen programs (vim, less, htop, top) and for any session at
+    /// any time, also after it exited. Does not move the output cursor.
+    #[tool(
+        input_schema = wire::input_schema::<ScreenArgs>(),
+        output_schema = wire::output_schema::<ScreenResult>(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn pty_screen(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        arguments: JsonObject,
+    ) -> Result<CallToolResult, ErrorData> {
+        let caller = self.caller(&ctx)?;
+        Ok(self.screen(caller.owner(), arguments))
+    }
+
     /// Kill a session's whole process tree (SIGHUP/SIGTERM, then SIGKILL), wait until it is
     /// gone, and forget the session: its id then answers UNKNOWN_SESSION.
     /// closed is false if the session was already closed or never existed.
@@ -123,6 +144,7 @@ impl PtyTools {
     instructions = "Interactive processes on pseudo-terminals. pty_open starts one (a shell, \
                     python, gdb, ssh, psql) and returns its sessionId; pty_send types into it and \
                     returns the new output once it settled; pty_tail reads output without typing; \
+                    pty_screen shows the terminal window (for vim, less, htop, top); \
                     pty_close kills it. Each output line is delivered once; `pending` is the \
                     unfinished last line, usually the prompt the program waits at."
 )]
@@ -208,6 +230,17 @@ impl PtyTools {
             self.service.tail(owner, &SessionId::new(&id), lines).await,
             |tail| reply::tail(&id, &TailResult::new(tail)),
         )
+    }
+
+    /// `pty_screen` for `owner`.
+    pub fn screen(&self, owner: &Owner, arguments: JsonObject) -> CallToolResult {
+        let id = match wire::parse::<ScreenArgs>(arguments) {
+            Ok(args) => args.id,
+            Err(err) => return reply::error(&err),
+        };
+        respond(self.service.screen(owner, &SessionId::new(&id)), |screen| {
+            reply::screen(&id, &ScreenResult::new(screen))
+        })
     }
 
     /// `pty_close` for `owner`.

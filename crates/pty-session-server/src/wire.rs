@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use pty_session::{
-    Error, OpenRequest, Opened, Output, SendRequest, Sent, Settle, Status, Tail, limits,
+    Error, OpenRequest, Opened, Output, Screen, SendRequest, Sent, Settle, Status, Tail, limits,
 };
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -198,13 +198,21 @@ with_settle_fields! {
 pub struct SendArgs {
     /// The session, as returned by pty_open.
     pub id: String,
-    /// What to type, written exactly as UTF-8 (at most 1 MiB). Control characters are
-    /// keys: "\u0003" is Ctrl-C, "\u0004" Ctrl-D, "\u001b[A" arrow-up.
-    pub data: String,
-    /// Press Enter after the data (default true). Use false for control keys and partial
-    /// input.
-    #[serde(default = "yes")]
-    pub submit: bool,
+    /// Text to type, written exactly as UTF-8 (at most 1 MiB). Give `data` or `keys`.
+    pub data: Option<String>,
+    /// Keys to press, tmux style: "Enter", "Tab", "BTab", "Escape", "Space", "BSpace",
+    /// "Up", "Down", "Left", "Right", "Home", "End", "PageUp", "PageDown", "Insert",
+    /// "Delete", "F1".."F12", "C-c" (Ctrl), "M-x" (Alt); any other string is typed as
+    /// text. E.g. ["Escape", ":wq", "Enter"]. Give `data` or `keys`.
+    pub keys: Option<Vec<String>>,
+    /// Press Enter after the input (default true with `data`, false with `keys`).
+    pub submit: Option<bool>,
+    /// Resize the terminal to this many columns first (the program gets SIGWINCH).
+    #[schemars(range(min = 1, max = 1000))]
+    pub cols: Option<u64>,
+    /// Resize the terminal to this many rows first.
+    #[schemars(range(min = 1, max = 1000))]
+    pub rows: Option<u64>,
 }
 }
 
@@ -218,6 +226,14 @@ pub struct TailArgs {
     /// unread, the newest come back.
     #[schemars(range(min = 1, max = 100_000))]
     pub lines: Option<u64>,
+}
+
+/// Arguments of `pty_screen`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScreenArgs {
+    /// The session, as returned by pty_open.
+    pub id: String,
 }
 
 /// Arguments of `pty_close`.
@@ -337,15 +353,40 @@ impl SendArgs {
     /// The facade's request, after the checks a schema cannot express.
     pub fn into_request(mut self) -> Result<(String, SendRequest), Error> {
         let settle = self.take_settle();
-        if self.data.len() > limits::MAX_DATA_BYTES {
-            return Err(invalid(format!(
-                "data is {} bytes, over the limit of {} bytes (1 MiB); send it in parts",
-                self.data.len(),
-                limits::MAX_DATA_BYTES
-            )));
-        }
         settle.check()?;
-        let request = SendRequest::new(self.data).submit(self.submit);
+        check_range("cols", self.cols, 1, limits::MAX_WINDOW)?;
+        check_range("rows", self.rows, 1, limits::MAX_WINDOW)?;
+        let request = match (self.data.take(), self.keys.take()) {
+            (Some(data), None) => {
+                if data.len() > limits::MAX_DATA_BYTES {
+                    return Err(invalid(format!(
+                        "data is {} bytes, over the limit of {} bytes (1 MiB); send it in parts",
+                        data.len(),
+                        limits::MAX_DATA_BYTES
+                    )));
+                }
+                SendRequest::new(data).submit(self.submit.unwrap_or(true))
+            }
+            (None, Some(keys)) => SendRequest::keys(keys).submit(self.submit.unwrap_or(false)),
+            (Some(_), Some(_)) => {
+                return Err(invalid(
+                    "give either data or keys, not both; send them in two calls".into(),
+                ));
+            }
+            (None, None) => {
+                return Err(invalid(
+                    "give data (text to type) or keys (key names such as [\"Escape\", \":wq\", \"Enter\"]); \
+                     data \"\" with submit false only waits (or resizes, with cols/rows)"
+                        .into(),
+                ));
+            }
+        };
+        let request = match (self.cols, self.rows) {
+            (Some(cols), Some(rows)) => request.size(cols, rows),
+            (Some(cols), None) => request.cols(cols),
+            (None, Some(rows)) => request.rows(rows),
+            (None, None) => request,
+        };
         Ok((self.id, apply_settle!(request, settle)))
     }
 }
@@ -414,6 +455,13 @@ pub struct OpenResult {
     /// drawing is not lines).
     #[serde(default, skip_serializing_if = "is_false")]
     pub alt_screen: bool,
+    /// While the alternate screen is on: the visible rows, trailing blanks trimmed,
+    /// joined by "\n".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub screen: Option<String>,
+    /// While the alternate screen is on: where the cursor is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<CursorPosition>,
 }
 
 impl OpenResult {
@@ -429,6 +477,8 @@ impl OpenResult {
             skipped: opened.initial_output.skipped,
             settled_by: opened.settled_by.as_str(),
             alt_screen: opened.alt_screen,
+            screen: opened.screen.as_ref().map(Screen::text),
+            cursor: opened.screen.as_ref().map(CursorPosition::of),
         }
     }
 }
@@ -457,6 +507,13 @@ pub struct SendResult {
     /// Present and true while a full-screen program has the alternate screen on.
     #[serde(default, skip_serializing_if = "is_false")]
     pub alt_screen: bool,
+    /// While the alternate screen is on: the visible rows, trailing blanks trimmed,
+    /// joined by "\n".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub screen: Option<String>,
+    /// While the alternate screen is on: where the cursor is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<CursorPosition>,
 }
 
 impl SendResult {
@@ -470,6 +527,8 @@ impl SendResult {
             skipped: sent.delta.skipped,
             settled_by: sent.settled_by.as_str(),
             alt_screen: sent.alt_screen,
+            screen: sent.screen.as_ref().map(Screen::text),
+            cursor: sent.screen.as_ref().map(CursorPosition::of),
         }
     }
 }
@@ -524,6 +583,60 @@ impl TailResult {
             line_begin: tail.line_begin,
             line_end: tail.total_lines,
             alt_screen: tail.alt_screen,
+        }
+    }
+}
+
+/// A cell of the screen, 0-based from the top left.
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+pub struct CursorPosition {
+    /// The row, 0 at the top.
+    pub row: u16,
+    /// The column, 0 at the left.
+    pub col: u16,
+}
+
+impl CursorPosition {
+    fn of(screen: &Screen) -> CursorPosition {
+        CursorPosition {
+            row: screen.cursor.row,
+            col: screen.cursor.col,
+        }
+    }
+}
+
+/// The result of `pty_screen`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScreenResult {
+    /// The visible rows, top first, trailing blanks trimmed, joined by "\n" (blank rows at
+    /// the bottom left out).
+    pub screen: String,
+    /// Where the cursor is.
+    pub cursor: CursorPosition,
+    /// The terminal's width.
+    pub cols: u16,
+    /// The terminal's height.
+    pub rows: u16,
+    /// Whether a full-screen program has the alternate screen on.
+    pub alt_screen: bool,
+    /// "running" or "exited".
+    #[schemars(extend("enum" = ["running", "exited"]))]
+    pub status: &'static str,
+    #[serde(flatten)]
+    pub exit: ExitFields,
+}
+
+impl ScreenResult {
+    pub fn new(screen: Screen) -> ScreenResult {
+        ScreenResult {
+            screen: screen.text(),
+            cursor: CursorPosition::of(&screen),
+            cols: screen.cols,
+            rows: screen.rows,
+            alt_screen: screen.alt_screen,
+            status: screen.status.as_str(),
+            exit: screen.status.into(),
         }
     }
 }

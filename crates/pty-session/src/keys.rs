@@ -14,7 +14,8 @@ const ESC: u8 = 0x1b;
 pub(crate) fn encode(keys: &[String], modes: KeyModes) -> Result<Vec<u8>, String> {
     let mut bytes = Vec::new();
     for (index, key) in keys.iter().enumerate() {
-        encode_one(key, modes, &mut bytes).map_err(|why| format!("keys[{index}] {key:?}: {why}"))?;
+        encode_one(key, modes, &mut bytes)
+            .map_err(|why| format!("keys[{index}] {key:?}: {why}"))?;
     }
     Ok(bytes)
 }
@@ -83,7 +84,11 @@ fn split_modifiers(key: &str) -> (Modifiers, &str) {
 /// One character with modifiers: Ctrl makes a control code, Shift upper case, Meta puts
 /// Escape before it.
 fn modified_char(c: char, mods: Modifiers, out: &mut Vec<u8>) -> Result<(), String> {
-    let c = if mods.shift { c.to_ascii_uppercase() } else { c };
+    let c = if mods.shift {
+        c.to_ascii_uppercase()
+    } else {
+        c
+    };
     if mods.meta {
         out.push(ESC);
     }
@@ -97,7 +102,11 @@ fn modified_char(c: char, mods: Modifiers, out: &mut Vec<u8>) -> Result<(), Stri
         '@' | 'A'..='Z' | '[' | '\\' | ']' | '^' | '_' => c as u8 & 0x1f,
         ' ' | '2' => 0,
         '?' => 0x7f,
-        _ => return Err(format!("Ctrl-{c} has no control code; use C-a..C-z, C-@, C-[, C-\\, C-], C-^, C-_ or C-?")),
+        _ => {
+            return Err(format!(
+                "Ctrl-{c} has no control code; use C-a..C-z, C-@, C-[, C-\\, C-], C-^, C-_ or C-?"
+            ));
+        }
     };
     out.push(code);
     Ok(())
@@ -248,7 +257,10 @@ mod tests {
     #[test]
     fn plain_keys() {
         check(
-            &["Enter", "Tab", "BTab", "Escape", "Space", "BSpace", "Insert", "DC", "PageUp", "NPage"],
+            &[
+                "Enter", "Tab", "BTab", "Escape", "Space", "BSpace", "Insert", "DC", "PageUp",
+                "NPage",
+            ],
             expect![[r#"
                 Enter: \r
                 Tab: \t
@@ -267,7 +279,9 @@ mod tests {
     #[test]
     fn cursor_keys_follow_decckm() {
         check(
-            &["Up", "Down", "Right", "Left", "Home", "End", "C-Up", "S-Right", "M-Left", "C-End"],
+            &[
+                "Up", "Down", "Right", "Left", "Home", "End", "C-Up", "S-Right", "M-Left", "C-End",
+            ],
             expect![[r#"
                 Up: \x1b[A | app \x1bOA
                 Down: \x1b[B | app \x1bOB
@@ -302,7 +316,10 @@ mod tests {
     #[test]
     fn control_and_meta() {
         check(
-            &["C-c", "C-x", "C-d", "C-[", "C-?", "C-Space", "C-M-a", "M-x", "M-Enter", "S-a", "S-Tab", "C--", "M--"],
+            &[
+                "C-c", "C-x", "C-d", "C-[", "C-?", "C-Space", "C-M-a", "M-x", "M-Enter", "S-a",
+                "S-Tab", "C--", "M--",
+            ],
             expect![[r#"
                 C-c: \x03
                 C-x: \x18
@@ -337,7 +354,16 @@ mod tests {
     #[test]
     fn other_strings_are_text() {
         check(
-            &[":wq", "hello world", "enter", "F13", "Ctrl", "C", "-", "日本"],
+            &[
+                ":wq",
+                "hello world",
+                "enter",
+                "F13",
+                "Ctrl",
+                "C",
+                "-",
+                "日本",
+            ],
             expect![[r#"
                 :wq: :wq
                 hello world: hello world

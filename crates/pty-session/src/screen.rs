@@ -396,7 +396,13 @@ mod tests {
 
     /// Only the first `n` rows of a screen, for the recordings' long screens.
     fn head(screen: &Screen, n: usize) -> String {
-        screen.lines.iter().take(n).cloned().collect::<Vec<_>>().join("\n")
+        screen
+            .lines
+            .iter()
+            .take(n)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     #[test]
@@ -439,7 +445,10 @@ mod tests {
             .iter()
             .position(|line| line.contains("PID USER"))
             .expect("the process list's header");
-        assert!(screen.lines.len() > header + 3, "processes under the header");
+        assert!(
+            screen.lines.len() > header + 3,
+            "processes under the header"
+        );
         assert!(screen.lines.last().unwrap().contains("F10Quit"));
     }
 
@@ -447,8 +456,16 @@ mod tests {
     fn recorded_top_on_the_main_screen_is_one_clean_frame() {
         let screen = screen_of(include_bytes!("../test_data/screen/top.raw"));
         assert!(!screen.alt_screen);
-        assert!(screen.lines[0].starts_with("top - "), "{:?}", screen.lines[0]);
-        let frames = screen.lines.iter().filter(|l| l.starts_with("top - ")).count();
+        assert!(
+            screen.lines[0].starts_with("top - "),
+            "{:?}",
+            screen.lines[0]
+        );
+        let frames = screen
+            .lines
+            .iter()
+            .filter(|l| l.starts_with("top - "))
+            .count();
         assert_eq!(frames, 1, "{}", screen.text());
         assert!(screen.lines[6].trim_start().starts_with("PID USER"));
     }

@@ -307,6 +307,11 @@ impl PtyService {
     /// reply holds the answer to its own input.
     pub async fn send(&self, owner: &Owner, id: &SessionId, request: SendRequest) -> Result<Sent> {
         let start = Instant::now();
+        if let Some(keys) = &request.keys {
+            // The names are checked before anything else; their bytes depend on the modes
+            // the program set, known once the session is found.
+            crate::keys::encode(keys, Default::default()).map_err(Error::invalid)?;
+        }
         let session = self.shared.lookup(owner, id)?;
         let plan = Plan::new(&request.settle, start)?;
         let lines = crate::request::lines(request.lines)?;
@@ -341,8 +346,9 @@ impl PtyService {
             self.resize(&session, request.cols, request.rows)?;
         }
         let mut bytes = match &request.keys {
-            Some(keys) => crate::keys::encode(keys, session.state().key_modes())
-                .map_err(Error::invalid)?,
+            Some(keys) => {
+                crate::keys::encode(keys, session.state().key_modes()).map_err(Error::invalid)?
+            }
             None => Vec::with_capacity(request.data.len() + 1),
         };
         bytes.extend_from_slice(request.data.as_bytes());

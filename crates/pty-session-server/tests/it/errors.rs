@@ -85,8 +85,24 @@ async fn bad_arguments_are_invalid_argument() {
         (
             "pty_send",
             json!({"id": "abcd2345"}),
-            "missing field `data`",
+            "give data (text to type) or keys",
         ),
+        (
+            "pty_send",
+            json!({"id": "abcd2345", "data": "x", "keys": ["Enter"]}),
+            "either data or keys, not both",
+        ),
+        (
+            "pty_send",
+            json!({"id": "abcd2345", "keys": ["C-"]}),
+            "modifier without a key",
+        ),
+        (
+            "pty_send",
+            json!({"id": "abcd2345", "data": "", "cols": 0}),
+            "cols 0 is out of range",
+        ),
+        ("pty_screen", json!({}), "missing field `id`"),
         ("pty_send", json!({"id": 5, "data": "x"}), "`id`"),
         (
             "pty_send",

@@ -12,4 +12,5 @@ mod recordings;
 mod replies;
 mod robustness;
 mod schema;
+mod screens;
 mod support;

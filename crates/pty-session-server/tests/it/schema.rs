@@ -26,10 +26,16 @@ async fn tools_list_matches_the_snapshot() {
         .into_iter()
         .map(|t| t.name)
         .collect();
-    for name in ["pty_open", "pty_send", "pty_tail", "pty_close"] {
+    for name in [
+        "pty_open",
+        "pty_send",
+        "pty_tail",
+        "pty_screen",
+        "pty_close",
+    ] {
         assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
     }
-    assert_eq!(names.len(), 4);
+    assert_eq!(names.len(), 5);
 }
 
 #[tokio::test]

@@ -51,9 +51,16 @@ async fn vim_edits_a_file_with_the_screen_in_every_reply() {
     )
     .await;
     let id = &opened.session_id;
-    let screen = opened.screen.as_ref().expect("the screen in the open reply");
+    let screen = opened
+        .screen
+        .as_ref()
+        .expect("the screen in the open reply");
     assert!(opened.alt_screen);
-    assert_eq!(screen.lines[..2], ["first line", "second line"], "{screen:?}");
+    assert_eq!(
+        screen.lines[..2],
+        ["first line", "second line"],
+        "{screen:?}"
+    );
     assert_eq!(screen.cursor, Position { row: 0, col: 0 });
 
     let sent = press(&pty, &owner, id, &["O", "inserted by the agent", "Escape"]).await;
@@ -78,7 +85,11 @@ async fn vim_edits_a_file_with_the_screen_in_every_reply() {
     assert!(last.contains("written"), "{}", screen.text());
 
     let sent = press(&pty, &owner, id, &[":q", "Enter"]).await;
-    assert_eq!(sent.status, Status::Exited(pty_session::ExitStatus::Code(0)), "{sent:?}");
+    assert_eq!(
+        sent.status,
+        Status::Exited(pty_session::ExitStatus::Code(0)),
+        "{sent:?}"
+    );
     assert!(!sent.alt_screen && sent.screen.is_none());
     assert_eq!(
         std::fs::read_to_string(dir.0.join("notes.txt")).unwrap(),
@@ -108,7 +119,11 @@ async fn a_killed_vim_leaves_the_alternate_screen_at_reset() {
     // SAFETY: kill has no memory effects; the pid is vim's, a child of this test's bash.
     assert_eq!(unsafe { libc::kill(vims[0], libc::SIGKILL) }, 0);
     let sent = pty
-        .send(&owner, id, SendRequest::new("").submit(false).timeout_ms(5_000))
+        .send(
+            &owner,
+            id,
+            SendRequest::new("").submit(false).timeout_ms(5_000),
+        )
         .await
         .unwrap();
     assert!(sent.alt_screen, "nothing left the alternate screen yet");
@@ -145,7 +160,10 @@ async fn less_searches_and_quits() {
     let path = file(&dir, "lines.txt", &text);
     let opened = open(&pty, &owner, OpenRequest::new(format!("less {path}"))).await;
     let id = &opened.session_id;
-    let screen = opened.screen.as_ref().expect("the screen in the open reply");
+    let screen = opened
+        .screen
+        .as_ref()
+        .expect("the screen in the open reply");
     assert_eq!(screen.lines[0], "line 1");
     let sent = press(&pty, &owner, id, &["/needle", "Enter"]).await;
     let screen = screen_of(&sent);
@@ -154,7 +172,10 @@ async fn less_searches_and_quits() {
         .send(&owner, id, SendRequest::keys(["q"]))
         .await
         .unwrap();
-    assert_eq!(sent.status, Status::Exited(pty_session::ExitStatus::Code(0)));
+    assert_eq!(
+        sent.status,
+        Status::Exited(pty_session::ExitStatus::Code(0))
+    );
     assert!(!sent.alt_screen);
     pty.shutdown().await;
 }
@@ -165,12 +186,20 @@ async fn htop_shows_its_header_and_processes_and_quits_on_f10() {
     let opened = open(
         &pty,
         &owner,
-        OpenRequest::new("htop").settle(Settle::Quiet).timeout_ms(15_000),
+        OpenRequest::new("htop")
+            .settle(Settle::Quiet)
+            .timeout_ms(15_000),
     )
     .await;
-    let screen = opened.screen.as_ref().expect("the screen in the open reply");
+    let screen = opened
+        .screen
+        .as_ref()
+        .expect("the screen in the open reply");
     let text = screen.text();
-    assert!(text.contains("Tasks:") && text.contains("Load average"), "{text}");
+    assert!(
+        text.contains("Tasks:") && text.contains("Load average"),
+        "{text}"
+    );
     let header = screen
         .lines
         .iter()
@@ -179,7 +208,10 @@ async fn htop_shows_its_header_and_processes_and_quits_on_f10() {
     assert!(screen.lines.len() > header + 2, "{text}");
     let process = &screen.lines[header + 1];
     assert!(
-        process.split_whitespace().next().is_some_and(|pid| pid.parse::<u32>().is_ok()),
+        process
+            .split_whitespace()
+            .next()
+            .is_some_and(|pid| pid.parse::<u32>().is_ok()),
         "a process row starts with its pid: {process:?}"
     );
     let sent = pty
@@ -219,14 +251,21 @@ async fn git_commit_with_vim_as_the_editor() {
     .await;
     let screen = opened.screen.as_ref().expect("the editor's screen");
     let text = screen.text();
-    assert!(
-        text.contains("# Please enter the commit message"),
-        "{text}"
-    );
+    assert!(text.contains("# Please enter the commit message"), "{text}");
     assert!(text.contains("new file:   a.txt"), "{text}");
-    press(&pty, &owner, &opened.session_id, &["i", "Add a by the agent", "Escape"]).await;
+    press(
+        &pty,
+        &owner,
+        &opened.session_id,
+        &["i", "Add a by the agent", "Escape"],
+    )
+    .await;
     let sent = press(&pty, &owner, &opened.session_id, &[":wq", "Enter"]).await;
-    assert_eq!(sent.status, Status::Exited(pty_session::ExitStatus::Code(0)), "{sent:?}");
+    assert_eq!(
+        sent.status,
+        Status::Exited(pty_session::ExitStatus::Code(0)),
+        "{sent:?}"
+    );
     assert!(sent.delta.text.contains("Add a by the agent"), "{sent:?}");
     assert_eq!(git(&["log", "--format=%s"]), "Add a by the agent\n");
     pty.shutdown().await;
@@ -242,9 +281,7 @@ async fn top_on_the_main_screen_shows_one_clean_frame() {
         .send(
             &owner,
             &opened.session_id,
-            SendRequest::new("")
-                .submit(false)
-                .settle(Settle::None),
+            SendRequest::new("").submit(false).settle(Settle::None),
         )
         .await
         .unwrap();
@@ -260,7 +297,10 @@ async fn top_on_the_main_screen_shows_one_clean_frame() {
         "{text}"
     );
     assert!(
-        screen.lines.iter().any(|l| l.trim_start().starts_with("PID USER")),
+        screen
+            .lines
+            .iter()
+            .any(|l| l.trim_start().starts_with("PID USER")),
         "{text}"
     );
     let sent = pty
@@ -345,7 +385,11 @@ async fn the_screen_of_a_shell_is_its_latest_lines_and_prompt() {
     assert!(!screen.alt_screen);
     // Keys in bash: text, a cursor move, Enter.
     let sent = pty
-        .send(&owner, id, SendRequest::keys(["echo abc", "Left", "X", "Enter"]))
+        .send(
+            &owner,
+            id,
+            SendRequest::keys(["echo abc", "Left", "X", "Enter"]),
+        )
         .await
         .unwrap();
     assert!(sent.delta.text.ends_with("abXc\n"), "{sent:?}");
