@@ -5,8 +5,8 @@ use pty_session::{OpenRequest, Position, Screen, SendRequest, Sent, Settle, Stat
 
 use crate::support::*;
 
-/// Presses `keys` and waits until the program is quiet for 300 ms: vim answers some keys
-/// only after its queries to the terminal time out, so input wait alone may come early.
+/// Presses `keys` and waits until the program is quiet for 600 ms, which a program
+/// redrawing its screen on a loaded machine stays within.
 async fn press(
     pty: &pty_session::PtyService,
     owner: &pty_session::Owner,
@@ -15,6 +15,7 @@ async fn press(
 ) -> Sent {
     let request = SendRequest::keys(keys.iter().copied())
         .settle(Settle::Quiet)
+        .quiet_ms(600)
         .timeout_ms(15_000);
     match pty.send(owner, id, request).await {
         Ok(sent) => sent,
@@ -47,6 +48,7 @@ async fn vim_edits_a_file_with_the_screen_in_every_reply() {
         &owner,
         OpenRequest::new(format!("vim --clean {path}"))
             .settle(Settle::Quiet)
+            .quiet_ms(1_000)
             .timeout_ms(15_000),
     )
     .await;
@@ -109,6 +111,7 @@ async fn a_killed_vim_leaves_the_alternate_screen_at_reset() {
             id,
             SendRequest::new("vim --clean")
                 .settle(Settle::Quiet)
+                .quiet_ms(1_000)
                 .timeout_ms(15_000),
         )
         .await
@@ -188,6 +191,7 @@ async fn htop_shows_its_header_and_processes_and_quits_on_f10() {
         &owner,
         OpenRequest::new("htop")
             .settle(Settle::Quiet)
+            .quiet_ms(1_000)
             .timeout_ms(15_000),
     )
     .await;
@@ -246,6 +250,7 @@ async fn git_commit_with_vim_as_the_editor() {
             .cwd(&dir.0)
             .env("EDITOR", "vim --clean")
             .settle(Settle::Quiet)
+            .quiet_ms(1_000)
             .timeout_ms(15_000),
     )
     .await;
@@ -319,7 +324,10 @@ async fn nano_types_writes_and_exits() {
     let opened = open(
         &pty,
         &owner,
-        OpenRequest::new(format!("nano {path}")).settle(Settle::Quiet),
+        OpenRequest::new(format!("nano {path}"))
+            .settle(Settle::Quiet)
+            .quiet_ms(1_000)
+            .timeout_ms(15_000),
     )
     .await;
     let id = &opened.session_id;
