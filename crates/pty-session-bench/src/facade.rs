@@ -351,7 +351,7 @@ pub async fn idle(n: usize, settle: Settle) -> Result<Idle> {
         .sum();
     let shims: Vec<i32> = spawners
         .iter()
-        .flat_map(|&pid| pty_session_testkit::children(pid, "pty-session-shi"))
+        .flat_map(|&pid| pty_session_testkit::children(pid, "pty-shim"))
         .collect();
     let shims_pss_kib = shims.iter().copied().map(crate::sys::pss_kib).sum();
     let start = Instant::now();

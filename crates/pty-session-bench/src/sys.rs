@@ -47,6 +47,7 @@ pub fn thread_cpu_secs() -> f64 {
 fn rusage(who: libc::c_int) -> f64 {
     // SAFETY: getrusage fills the struct it is given; zeroed is a valid rusage.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes one `rusage` through the pointer, to a live local.
     if unsafe { libc::getrusage(who, &mut usage) } != 0 {
         return 0.0;
     }

@@ -5,10 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Context, anyhow, bail};
-use serde::de::DeserializeOwned;
-
-use crate::wire::check_env_name;
+use anyhow::{Context, anyhow};
 
 /// The default of `ownerIdleTimeoutSecs`: half an hour.
 pub const DEFAULT_OWNER_IDLE_TIMEOUT_SECS: u64 = 1800;
@@ -62,7 +59,6 @@ fn parse_env_pair(pair: &str) -> Result<(String, String), String> {
     let (name, value) = pair
         .split_once('=')
         .ok_or_else(|| format!("{pair:?} is not NAME=VALUE"))?;
-    check_env_name(name)?;
     Ok((name.to_owned(), value.to_owned()))
 }
 
@@ -74,23 +70,9 @@ pub struct Settings {
     pub owner_idle_timeout: Option<Duration>,
 }
 
-/// The keys of the config file, in docs/configuration.md's order.
-const KEYS: [&str; 11] = [
-    "backendType",
-    "tailLines",
-    "scrollbackLines",
-    "scrollbackBytes",
-    "maxSessionsPerOwner",
-    "maxSessions",
-    "ownerIdleTimeoutSecs",
-    "defaultEnv",
-    "recordDir",
-    "recordInput",
-    "recordMaxBytes",
-];
-
-/// The values of a config file; every key is optional.
-#[derive(Debug, Default)]
+/// The values of a config file; every key is optional, an unknown key is an error.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct FileConfig {
     backend_type: Option<String>,
     tail_lines: Option<u64>,
@@ -99,47 +81,27 @@ struct FileConfig {
     max_sessions_per_owner: Option<u64>,
     max_sessions: Option<u64>,
     owner_idle_timeout_secs: Option<u64>,
+    #[serde(default)]
     default_env: BTreeMap<String, String>,
     record_dir: Option<PathBuf>,
     record_input: Option<bool>,
     record_max_bytes: Option<u64>,
 }
 
-/// Takes `key` out of `table` as a `T`, with an error that names the key.
-fn take<T: DeserializeOwned>(table: &mut toml::Table, key: &str) -> anyhow::Result<Option<T>> {
-    let Some(value) = table.remove(key) else {
-        return Ok(None);
-    };
-    let shown = value.to_string();
-    value
-        .try_into()
-        .map(Some)
-        .map_err(|err| anyhow!("key `{key}` = {shown}: {}", err.message()))
-}
-
 impl FileConfig {
+    /// Parses a config file; an error names the key (`serde_path_to_error` gives its path).
     fn parse(text: &str) -> anyhow::Result<FileConfig> {
-        let mut table: toml::Table = text.parse()?;
-        let config = FileConfig {
-            backend_type: take(&mut table, "backendType")?,
-            tail_lines: take(&mut table, "tailLines")?,
-            scrollback_lines: take(&mut table, "scrollbackLines")?,
-            scrollback_bytes: take(&mut table, "scrollbackBytes")?,
-            max_sessions_per_owner: take(&mut table, "maxSessionsPerOwner")?,
-            max_sessions: take(&mut table, "maxSessions")?,
-            owner_idle_timeout_secs: take(&mut table, "ownerIdleTimeoutSecs")?,
-            default_env: take(&mut table, "defaultEnv")?.unwrap_or_default(),
-            record_dir: take(&mut table, "recordDir")?,
-            record_input: take(&mut table, "recordInput")?,
-            record_max_bytes: take(&mut table, "recordMaxBytes")?,
-        };
-        if let Some(key) = table.keys().next() {
-            bail!("unknown key `{key}`; the keys are {}", KEYS.join(", "));
-        }
-        for name in config.default_env.keys() {
-            check_env_name(name).map_err(|err| anyhow!("key `defaultEnv`: {err}"))?;
-        }
-        Ok(config)
+        let table = toml::Deserializer::parse(text)?;
+        serde_path_to_error::deserialize(table).map_err(|err| {
+            let path = err.path().to_string();
+            let inner = err.into_inner();
+            let message = inner.message();
+            if path == "." {
+                anyhow!("{message}")
+            } else {
+                anyhow!("key `{path}`: {message}")
+            }
+        })
     }
 
     fn read(path: &Path) -> anyhow::Result<FileConfig> {
@@ -212,14 +174,23 @@ impl ConfigArgs {
         if let Some(dir) = &service.record_dir {
             check_record_dir(dir)?;
         }
-        service.validate().map_err(|err| match &self.config {
-            Some(path) => {
-                anyhow!(
-                    "invalid configuration (from {} and the flags): {err}",
-                    path.display()
-                )
+        // The library names its fields (`tail_lines`); the file and flags say `tailLines`.
+        service.validate().map_err(|err| {
+            let err = match err {
+                pty_session::Error::InvalidArgument { argument, problem } => {
+                    format!("{} {problem}", crate::reply::wire_name(&argument))
+                }
+                other => other.to_string(),
+            };
+            match &self.config {
+                Some(path) => {
+                    anyhow!(
+                        "invalid configuration (from {} and the flags): {err}",
+                        path.display()
+                    )
+                }
+                None => anyhow!("invalid configuration: {err}"),
             }
-            None => anyhow!("invalid configuration: {err}"),
         })?;
 
         let idle = owner_idle_timeout_secs
@@ -266,28 +237,20 @@ mod tests {
         check_error(
             "tailLine = 5",
             expect![
-                "unknown key `tailLine`; the keys are backendType, tailLines, scrollbackLines, scrollbackBytes, maxSessionsPerOwner, maxSessions, ownerIdleTimeoutSecs, defaultEnv, recordDir, recordInput, recordMaxBytes"
+                "key `tailLine`: unknown field `tailLine`, expected one of `backendType`, `tailLines`, `scrollbackLines`, `scrollbackBytes`, `maxSessionsPerOwner`, `maxSessions`, `ownerIdleTimeoutSecs`, `defaultEnv`, `recordDir`, `recordInput`, `recordMaxBytes`"
             ],
         );
         check_error(
             "tailLines = \"many\"",
-            expect![[r#"key `tailLines` = "many": invalid type: string "many", expected u64"#]],
+            expect![[r#"key `tailLines`: invalid type: string "many", expected u64"#]],
         );
         check_error(
             "maxSessions = -1",
-            expect!["key `maxSessions` = -1: invalid value: integer `-1`, expected u64"],
+            expect!["key `maxSessions`: invalid value: integer `-1`, expected u64"],
         );
         check_error(
             "[defaultEnv]\nPAGER = 1",
-            expect![
-                "key `defaultEnv` = { PAGER = 1 }: invalid type: integer `1`, expected a string"
-            ],
-        );
-        check_error(
-            "[defaultEnv]\n\"A=B\" = \"x\"",
-            expect![[
-                r#"key `defaultEnv`: "A=B" is not a valid environment variable name (it must be non-empty, without '=' or NUL)"#
-            ]],
+            expect!["key `defaultEnv.PAGER`: invalid type: integer `1`, expected a string"],
         );
     }
 
@@ -334,6 +297,12 @@ mod tests {
 
     #[test]
     fn semantic_errors_name_the_key() {
+        let args = ConfigArgs {
+            default_env: vec![("A=B".into(), "x".into())],
+            ..ConfigArgs::default()
+        };
+        let err = args.settings(None).unwrap_err();
+        expect![[r#"invalid configuration: defaultEnv "A=B" is not a valid environment variable name (it must be non-empty, without '=' or NUL)"#]].assert_eq(&format!("{err:#}"));
         let args = ConfigArgs {
             backend_type: Some("zsh".into()),
             ..ConfigArgs::default()

@@ -32,7 +32,7 @@ pub fn error(err: &Error) -> CallToolResult {
     let body = ErrorResult {
         error: ErrorBody {
             code: err.code(),
-            message: err.to_string(),
+            message: message(err),
         },
     };
     let text = format!("{}: {}", body.error.code, body.error.message);
@@ -40,6 +40,54 @@ pub fn error(err: &Error) -> CallToolResult {
     let mut result = CallToolResult::structured_error(value);
     result.content = vec![ContentBlock::text(text)];
     result
+}
+
+/// The message of a tool error: the library's, told the way of the tools. The library
+/// names arguments by its own names (`timeout_ms`) and says "open a new session"; a model
+/// reads the tools' names (`timeoutMs`, `pty_open`).
+pub fn message(err: &Error) -> String {
+    match err {
+        Error::InvalidArgument { argument, problem } => {
+            format!("{}: {problem}", wire_name(argument))
+        }
+        Error::UnknownSession { id } => format!(
+            "no open session {id}; it was closed or never existed, open a new one with pty_open"
+        ),
+        Error::NotRunning { id, status } => format!(
+            "session {id} has exited ({status}); read its output with pty_tail, or open a new \
+             session with pty_open"
+        ),
+        Error::WriteTimeout {
+            id,
+            written,
+            total,
+            timeout_ms,
+        } => format!(
+            "session {id}: the program took {written} of {total} bytes within {timeout_ms} ms \
+             and is not reading its input; send Ctrl-C (\"\\u0003\"), read with pty_tail, or \
+             close it with pty_close"
+        ),
+        Error::SessionLimit { .. } => format!("{err}; pty_close closes one"),
+        _ => err.to_string(),
+    }
+}
+
+/// The tools' name of an argument the library names in snake case: `timeout_ms` →
+/// `timeoutMs`. Names that are already the tools' come back as they are.
+pub fn wire_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = false;
+    for c in name.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 pub fn opened(result: &OpenResult) -> CallToolResult {

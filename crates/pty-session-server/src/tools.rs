@@ -222,8 +222,8 @@ impl PtyTools {
 
     /// `pty_tail` for `owner`.
     pub async fn tail(&self, owner: &Owner, arguments: JsonObject) -> CallToolResult {
-        let (id, lines) = match wire::parse::<TailArgs>(arguments).and_then(TailArgs::check) {
-            Ok(parsed) => parsed,
+        let (id, lines) = match wire::parse::<TailArgs>(arguments) {
+            Ok(args) => (args.id, args.lines),
             Err(err) => return reply::error(&err),
         };
         respond(

@@ -2,15 +2,16 @@
 //! library's request and reply types, with the camelCase field names of docs/tools.md.
 //!
 //! Field docs here are the schema descriptions a client sees (pinned by the golden
-//! snapshot of `tools/list`). Arguments are checked at this boundary — types by serde,
-//! ranges and shapes by [`OpenArgs::into_request`] and friends — so that a bad call comes
-//! back as `INVALID_ARGUMENT` naming the field, before it reaches the service.
+//! snapshot of `tools/list`). Serde checks the types here (a bad call comes back as
+//! `INVALID_ARGUMENT` naming the field); the values — ranges, names, paths, regexes — are
+//! checked in one place, the library, and its errors name the argument in the library's
+//! words, which [`crate::reply::error`] turns into the tool's.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use pty_session::{
-    Error, OpenRequest, Opened, Output, Screen, SendRequest, Sent, Settle, Status, Tail, limits,
+    Error, OpenRequest, Opened, Output, Screen, SendRequest, Sent, Settle, Status, Tail,
 };
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -77,12 +78,12 @@ pub fn parse<T: DeserializeOwned>(
     serde_path_to_error::deserialize(serde_json::Value::Object(arguments)).map_err(|err| {
         let path = err.path().to_string();
         let inner = err.into_inner();
-        let message = if path == "." {
-            format!("bad arguments: {inner}; see the tool's inputSchema")
+        let argument = if path == "." {
+            "arguments".to_owned()
         } else {
-            format!("bad argument `{path}`: {inner}; see the tool's inputSchema")
+            path
         };
-        Error::InvalidArgument(message)
+        Error::invalid(argument, format!("{inner}; see the tool's inputSchema"))
     })
 }
 
@@ -248,54 +249,6 @@ fn yes() -> bool {
     true
 }
 
-fn invalid(message: String) -> Error {
-    Error::InvalidArgument(message)
-}
-
-fn check_range(name: &str, value: Option<u64>, min: u64, max: u64) -> Result<(), Error> {
-    match value {
-        Some(v) if v < min || v > max => Err(invalid(format!(
-            "{name} {v} is out of range; give {min}..={max}"
-        ))),
-        _ => Ok(()),
-    }
-}
-
-fn check_no_nul(name: &str, value: &str) -> Result<(), Error> {
-    if value.contains('\0') {
-        return Err(invalid(format!(
-            "{name} contains a NUL character, which a process cannot receive"
-        )));
-    }
-    Ok(())
-}
-
-/// An environment variable name a process can receive: non-empty, without `=` or NUL.
-pub fn check_env_name(name: &str) -> Result<(), String> {
-    if name.is_empty() || name.contains('=') || name.contains('\0') {
-        return Err(format!(
-            "{name:?} is not a valid environment variable name (it must be non-empty, without '=' or NUL)"
-        ));
-    }
-    Ok(())
-}
-
-impl SettleArgs {
-    fn check(&self) -> Result<(), Error> {
-        check_range("quietMs", self.quiet_ms, 1, limits::MAX_TIMEOUT_MS)?;
-        check_range("timeoutMs", self.timeout_ms, 0, limits::MAX_TIMEOUT_MS)?;
-        check_range("lines", self.lines, 1, limits::MAX_LINES)?;
-        if let Some(until) = &self.until
-            && until.is_empty()
-        {
-            return Err(invalid(
-                "until is empty; give a regex, or leave it out".into(),
-            ));
-        }
-        Ok(())
-    }
-}
-
 macro_rules! apply_settle {
     ($request:expr, $args:expr) => {{
         let args = $args;
@@ -316,27 +269,28 @@ macro_rules! apply_settle {
     }};
 }
 
+/// The one check that is the server's own, not the library's: an empty `until` matches
+/// at once, which a consumer may mean but a model never does.
+fn check_until(until: Option<&String>) -> Result<(), Error> {
+    match until {
+        Some(until) if until.is_empty() => Err(Error::invalid(
+            "until",
+            "is empty, which would match at once; give a regex, or leave it out",
+        )),
+        _ => Ok(()),
+    }
+}
+
 impl OpenArgs {
-    /// The facade's request, after the checks a schema cannot express.
+    /// The library's request; the library checks the values.
     pub fn into_request(mut self) -> Result<OpenRequest, Error> {
+        check_until(self.until.as_ref())?;
         let settle = self.take_settle();
-        if self.command.trim().is_empty() {
-            return Err(invalid(
-                "command is empty; give the program to run, e.g. \"bash\"".into(),
-            ));
-        }
-        check_no_nul("command", &self.command)?;
-        check_range("cols", self.cols, 1, limits::MAX_WINDOW)?;
-        check_range("rows", self.rows, 1, limits::MAX_WINDOW)?;
-        settle.check()?;
         let mut request = OpenRequest::new(self.command).echo(self.echo);
         if let Some(cwd) = self.cwd {
-            check_no_nul("cwd", &cwd)?;
             request = request.cwd(cwd);
         }
         for (name, value) in self.env.unwrap_or_default() {
-            check_env_name(&name).map_err(|e| invalid(format!("env: {e}")))?;
-            check_no_nul(&format!("env {name}"), &value)?;
             request = request.env(name, value);
         }
         if let Some(cols) = self.cols {
@@ -350,34 +304,26 @@ impl OpenArgs {
 }
 
 impl SendArgs {
-    /// The facade's request, after the checks a schema cannot express.
+    /// The session and the library's request; the library checks the values.
     pub fn into_request(mut self) -> Result<(String, SendRequest), Error> {
+        check_until(self.until.as_ref())?;
         let settle = self.take_settle();
-        settle.check()?;
-        check_range("cols", self.cols, 1, limits::MAX_WINDOW)?;
-        check_range("rows", self.rows, 1, limits::MAX_WINDOW)?;
+        // Which of data and keys is a shape of this tool's arguments, so it is checked
+        // here; their values (size, key names) and the window are the library's to check.
         let request = match (self.data.take(), self.keys.take()) {
-            (Some(data), None) => {
-                if data.len() > limits::MAX_DATA_BYTES {
-                    return Err(invalid(format!(
-                        "data is {} bytes, over the limit of {} bytes (1 MiB); send it in parts",
-                        data.len(),
-                        limits::MAX_DATA_BYTES
-                    )));
-                }
-                SendRequest::new(data).submit(self.submit.unwrap_or(true))
-            }
+            (Some(data), None) => SendRequest::new(data).submit(self.submit.unwrap_or(true)),
             (None, Some(keys)) => SendRequest::keys(keys).submit(self.submit.unwrap_or(false)),
             (Some(_), Some(_)) => {
-                return Err(invalid(
-                    "give either data or keys, not both; send them in two calls".into(),
+                return Err(Error::invalid(
+                    "data",
+                    "give either data or keys, not both; send them in two calls",
                 ));
             }
             (None, None) => {
-                return Err(invalid(
+                return Err(Error::invalid(
+                    "data",
                     "give data (text to type) or keys (key names such as [\"Escape\", \":wq\", \"Enter\"]); \
-                     data \"\" with submit false only waits (or resizes, with cols/rows)"
-                        .into(),
+                     data \"\" with submit false only waits (or resizes, with cols/rows)",
                 ));
             }
         };
@@ -388,14 +334,6 @@ impl SendArgs {
             (None, None) => request,
         };
         Ok((self.id, apply_settle!(request, settle)))
-    }
-}
-
-impl TailArgs {
-    /// The session and the line budget, after the range check.
-    pub fn check(self) -> Result<(String, Option<u64>), Error> {
-        check_range("lines", self.lines, 1, limits::MAX_LINES)?;
-        Ok((self.id, self.lines))
     }
 }
 

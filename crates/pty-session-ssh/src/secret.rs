@@ -35,10 +35,7 @@ impl fmt::Debug for Secret {
 
 impl Drop for Secret {
     fn drop(&mut self) {
-        let mut bytes = std::mem::take(&mut self.0).into_bytes();
-        bytes.fill(0);
-        // Keeps the compiler from dropping the overwrite as a dead store.
-        std::hint::black_box(&bytes);
+        zeroize::Zeroize::zeroize(&mut self.0);
     }
 }
 

@@ -71,13 +71,15 @@ pub struct ExecBackend;
 impl Backend for ExecBackend {
     fn argv(&self, command: &str) -> Result<Vec<String>, Error> {
         let argv = shell_words::split(command).map_err(|err| {
-            Error::invalid(format!(
-                "command {command:?} cannot be split into words ({err}); check its quotes"
-            ))
+            Error::invalid(
+                "command",
+                format!("{command:?} cannot be split into words ({err}); check its quotes"),
+            )
         })?;
         if argv.is_empty() {
             return Err(Error::invalid(
-                "command has no words; give a program to run",
+                "command",
+                "has no words; give a program to run",
             ));
         }
         Ok(argv)
@@ -95,6 +97,12 @@ impl Backend for ExecBackend {
 /// assert_eq!(quote_word("it's a file"), r"'it'\''s a file'");
 /// assert_eq!(quote_word(""), "''");
 /// ```
+///
+/// `shell_words::quote` (the crate the exec backend splits with) is not used here: it
+/// quotes only the characters on its list of specials, which leaves out `{`, `}`, `!` and
+/// control characters such as `\r`, which bash (an ssh remote's shell, say) would act on.
+/// This keeps a short list of characters that are safe unquoted and quotes everything
+/// else.
 pub fn quote_word(word: &str) -> std::borrow::Cow<'_, str> {
     let safe = !word.is_empty()
         && word

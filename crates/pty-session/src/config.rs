@@ -107,28 +107,46 @@ impl Config {
         env
     }
 
-    /// Checks the values a service cannot work with; the message names the key.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks the values a service cannot work with: the error
+    /// ([`Error::InvalidArgument`](crate::Error::InvalidArgument)) names the field.
+    pub fn validate(&self) -> Result<(), crate::Error> {
         if self.backends.get(&self.backend_type).is_none() {
-            return Err(format!(
-                "backendType {:?} is not a registered backend (known: {})",
-                self.backend_type,
-                self.backends.names().join(", ")
+            return Err(crate::Error::invalid(
+                "backend_type",
+                format!(
+                    "{:?} is not a registered backend (known: {})",
+                    self.backend_type,
+                    self.backends.names().join(", ")
+                ),
             ));
         }
         for (name, value) in [
-            ("tailLines", self.tail_lines),
-            ("scrollbackLines", self.scrollback_lines),
-            ("scrollbackBytes", self.scrollback_bytes),
-            ("maxSessionsPerOwner", self.max_sessions_per_owner),
-            ("maxSessions", self.max_sessions),
+            ("tail_lines", self.tail_lines),
+            ("scrollback_lines", self.scrollback_lines),
+            ("scrollback_bytes", self.scrollback_bytes),
+            ("max_sessions_per_owner", self.max_sessions_per_owner),
+            ("max_sessions", self.max_sessions),
         ] {
             if value == 0 {
-                return Err(format!("{name} must be at least 1"));
+                return Err(crate::Error::invalid(name, "must be at least 1"));
+            }
+        }
+        for name in self.default_env.keys() {
+            if name.is_empty() || name.contains('=') || name.contains('\0') {
+                return Err(crate::Error::invalid(
+                    "default_env",
+                    format!(
+                        "{name:?} is not a valid environment variable name (it must be \
+                         non-empty, without '=' or NUL)"
+                    ),
+                ));
             }
         }
         if self.record_max_bytes < 4096 {
-            return Err("recordMaxBytes must be at least 4096".to_owned());
+            return Err(crate::Error::invalid(
+                "record_max_bytes",
+                "must be at least 4096",
+            ));
         }
         Ok(())
     }

@@ -17,14 +17,20 @@ pub enum Error {
         id: SessionId,
     },
     /// No open session has this id (it never existed, or it was closed).
-    #[error("no open session {id}; it was closed or never existed, open a new one with pty_open")]
+    #[error("no open session {id}; it was closed or never existed: open a new session")]
     UnknownSession {
         /// The session that was named.
         id: SessionId,
     },
     /// An argument is out of range or malformed.
-    #[error("{0}")]
-    InvalidArgument(String),
+    #[error("{argument}: {problem}")]
+    InvalidArgument {
+        /// The argument, by the library's name for it (`command`, `cwd`, `env`,
+        /// `timeout_ms`, `lines`, …: the request builder's method).
+        argument: String,
+        /// What is wrong with it, and what to give instead.
+        problem: String,
+    },
     /// The process could not be started.
     #[error("could not start {command:?}: {reason}")]
     SpawnFailed {
@@ -45,7 +51,8 @@ pub enum Error {
     },
     /// The session's process has exited; its output can still be read with tail.
     #[error(
-        "session {id} has exited ({status}); read its output with pty_tail, or open a new session"
+        "session {id} has exited ({status}); its output can still be read with a tail, or \
+         open a new session"
     )]
     NotRunning {
         /// The session that was named.
@@ -56,7 +63,8 @@ pub enum Error {
     /// The program did not take the input within the timeout.
     #[error(
         "session {id}: the program took {written} of {total} bytes within {timeout_ms} ms and is \
-         not reading its input; send Ctrl-C (\"\\u0003\"), read with pty_tail, or close it"
+         not reading its input; send Ctrl-C (\"\\u0003\"), read its output, or close the \
+         session"
     )]
     WriteTimeout {
         /// The session that was named.
@@ -81,12 +89,11 @@ fn session_limit_message(limit: usize, scope: &str, open: &[SessionId]) -> Strin
         .join(", ");
     match scope {
         "owner" => format!(
-            "this owner already has {limit} open sessions (the limit): [{ids}]; close one with \
-             pty_close first"
+            "this owner already has {limit} open sessions (the limit): [{ids}]; close one first"
         ),
         _ => format!(
             "the service has {limit} open sessions (its limit); this owner's open sessions: \
-             [{ids}]; close one with pty_close or try later"
+             [{ids}]; close one or try later"
         ),
     }
 }
@@ -102,7 +109,7 @@ impl Error {
         match self {
             Error::ForeignSession { .. } => "FOREIGN_SESSION",
             Error::UnknownSession { .. } => "UNKNOWN_SESSION",
-            Error::InvalidArgument(_) => "INVALID_ARGUMENT",
+            Error::InvalidArgument { .. } => "INVALID_ARGUMENT",
             Error::SpawnFailed { .. } => "SPAWN_FAILED",
             Error::SessionLimit { .. } => "SESSION_LIMIT",
             Error::NotRunning { .. } => "NOT_RUNNING",
@@ -111,8 +118,13 @@ impl Error {
         }
     }
 
-    pub(crate) fn invalid(message: impl Into<String>) -> Error {
-        Error::InvalidArgument(message.into())
+    /// The error for a bad `argument` (the library's name for it): what is wrong with it
+    /// and what to give instead.
+    pub fn invalid(argument: impl Into<String>, problem: impl Into<String>) -> Error {
+        Error::InvalidArgument {
+            argument: argument.into(),
+            problem: problem.into(),
+        }
     }
 }
 

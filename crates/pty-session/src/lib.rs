@@ -26,20 +26,45 @@
 //! # Ok(()) }
 //! ```
 //!
-//! # The shim
-//! Each session's command runs under a small *shim* process: this library's own code. At
-//! its first open the service starts the current executable (`/proc/self/exe`) once with
-//! the environment marker `PTY_SESSION_SPAWNER=1`; a constructor of this library, which
-//! runs before `main` in every program that links it (a server, a consumer's binary, a
-//! test binary), sees the marker and becomes the *spawner* instead: a small
-//! single-threaded process that forks one shim per session. Nothing needs configuring,
-//! and every program built on the library gets the same guarantee: the shim is a child
-//! subreaper that kills the whole process tree when the session closes or the service
-//! dies. `ps` shows the spawner as `pty-spawner` and each shim as `pty-session-shim`.
+//! The full reference of the calls, their arguments, results and errors is the
+//! repository's `docs/tools.md` (written for the MCP tools, which are this library's calls
+//! one to one) and `docs/library.md`.
+//!
+//! # What linking this library does to your binary
+//! Each session's command runs under a small *shim* process that owns its process tree
+//! (a child subreaper that kills the whole tree when the session closes or the service
+//! dies), and the shims are forked by one *spawner* process per service. Both are this
+//! library's code running in **your executable**: at its first open, the service starts
+//! `/proc/self/exe` once, with the environment variable `PTY_SESSION_SPAWNER=1` and a
+//! socket on stdin.
+//!
+//! To make that work, the library puts one constructor in your binary: a function in the
+//! ELF `.init_array` section, which the C runtime calls before `main` in every program
+//! that links the crate (a server, a consumer's binary, a test binary).
+//! - Without the marker, which is every ordinary start of your program, the constructor
+//!   reads one environment variable and returns: your `main` runs as always, with the
+//!   same arguments, environment, descriptors and signal dispositions.
+//! - With the marker, your `main` never runs: the process serves the service as its
+//!   spawner and exits (with `_exit`, running no destructors) when the service goes.
+//!   Do not set `PTY_SESSION_SPAWNER` yourself.
+//!
+//! `ps` shows the spawner as `pty-spawner` and each shim as `pty-shim`.
+//!
+//! Why a constructor rather than an entry point you call first thing in `main`: an entry
+//! point would work only where the consumer owns `main`. Test binaries do not (libtest
+//! writes their `main`), and a consumer's tests are where a missed call would show up
+//! last. A constructor needs no setup at all and cannot be forgotten.
 //!
 //! Linux only: the shim, input-wait settling and the tree kill use `/proc`, `prctl` and
-//! `signalfd`.
+//! `signalfd` (the repository's `docs/portability.md` says what a port would take).
 #![deny(missing_docs)]
+
+// The Linux-only modules (`procfs`, `shim`, `spawner`, `spawn`, `timer`, `pty`) have no
+// counterpart for another system yet: say so at once rather than with a page of errors.
+#[cfg(not(target_os = "linux"))]
+compile_error!(
+    "pty-session runs on Linux only for now; docs/portability.md says what a port needs"
+);
 
 mod answer;
 mod backend;

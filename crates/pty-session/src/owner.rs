@@ -53,7 +53,8 @@ impl SessionId {
         SessionId(Arc::from(id.as_ref()))
     }
 
-    /// A fresh random id of 8 characters from `[a-z0-9]`.
+    /// A fresh random id of 8 characters from `[a-z2-9]` without `l` and `o`: no
+    /// characters that read alike (`l`/`1`, `o`/`0`) when a person copies an id.
     pub(crate) fn random() -> SessionId {
         const ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
         let mut bytes = [0u8; 8];

@@ -270,8 +270,11 @@ impl Utf8Carry {
 /// `YYYYMMDDTHHMMSSZ` of a Unix time, in UTC: the start of a recording's file name.
 fn utc_stamp(unix_seconds: u64) -> String {
     let time = libc::time_t::try_from(unix_seconds).unwrap_or_default();
-    // SAFETY: gmtime_r writes only into `tm`, which is a plain C struct it fully sets.
+    // SAFETY: `tm` is plain integers (and a pointer that may be null), for which all zeroes
+    // is valid.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: gmtime_r reads `time` and writes only into `tm`, both live locals; being the
+    // reentrant form, it touches no shared static.
     if unsafe { libc::gmtime_r(&time, &mut tm) }.is_null() {
         return unix_seconds.to_string();
     }

@@ -287,18 +287,11 @@ pub struct SendRequest {
 /// call ends), so a password typed with a send does not linger in freed memory.
 impl Drop for SendRequest {
     fn drop(&mut self) {
-        wipe(std::mem::take(&mut self.data).into_bytes());
-        for key in self.keys.take().unwrap_or_default() {
-            wipe(key.into_bytes());
+        zeroize::Zeroize::zeroize(&mut self.data);
+        if let Some(keys) = &mut self.keys {
+            keys.iter_mut().for_each(zeroize::Zeroize::zeroize);
         }
     }
-}
-
-/// Overwrites `bytes` before freeing them.
-pub(crate) fn wipe(mut bytes: Vec<u8>) {
-    bytes.fill(0);
-    // Keeps the compiler from dropping the overwrite as a dead store.
-    std::hint::black_box(&bytes);
 }
 
 impl SendRequest {
@@ -477,10 +470,10 @@ pub mod limits {
 /// Checks a reply's budget of lines (`lines` of tail, open and send).
 pub(crate) fn lines(lines: Option<u64>) -> Result<Option<u64>, crate::Error> {
     match lines {
-        Some(n) if n == 0 || n > limits::MAX_LINES => Err(crate::Error::invalid(format!(
-            "lines {n} is out of range; give 1..={}",
-            limits::MAX_LINES
-        ))),
+        Some(n) if n == 0 || n > limits::MAX_LINES => Err(crate::Error::invalid(
+            "lines",
+            format!("{n} is out of range; give 1..={}", limits::MAX_LINES),
+        )),
         _ => Ok(lines),
     }
 }
@@ -488,10 +481,10 @@ pub(crate) fn lines(lines: Option<u64>) -> Result<Option<u64>, crate::Error> {
 pub(crate) fn timeout(ms: Option<u64>) -> Result<Duration, crate::Error> {
     let ms = ms.unwrap_or(limits::DEFAULT_TIMEOUT_MS);
     if ms > limits::MAX_TIMEOUT_MS {
-        return Err(crate::Error::invalid(format!(
-            "timeoutMs {ms} is out of range; give 0..={}",
-            limits::MAX_TIMEOUT_MS
-        )));
+        return Err(crate::Error::invalid(
+            "timeout_ms",
+            format!("{ms} is out of range; give 0..={}", limits::MAX_TIMEOUT_MS),
+        ));
     }
     Ok(Duration::from_millis(ms))
 }

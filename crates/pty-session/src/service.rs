@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -17,7 +18,7 @@ use crate::request::limits;
 use crate::scrollback::Scrollback;
 use crate::session::Session;
 use crate::settle::{self, Baseline, Plan};
-use crate::spawn::{self, SpawnOptions, Spawner};
+use crate::spawn::{self, SpawnOptions, SpawnerHandle};
 use crate::tap::Tap;
 use crate::{
     Config, Error, OpenRequest, Opened, Output, Owner, Result, Screen, SendRequest, Sent,
@@ -42,7 +43,7 @@ struct Shared {
     /// Short critical sections only: no `.await` while it is held.
     registry: Mutex<Registry>,
     /// Forks the shims; its process goes when the service does.
-    spawner: Spawner,
+    spawner: SpawnerHandle,
 }
 
 #[derive(Default)]
@@ -206,7 +207,7 @@ impl PtyService {
                 config,
                 input_wait: crate::procfs::input_wait_supported(),
                 registry: Mutex::new(Registry::default()),
-                spawner: Spawner::default(),
+                spawner: SpawnerHandle::default(),
             }),
         }
     }
@@ -307,29 +308,37 @@ impl PtyService {
     /// reply holds the answer to its own input.
     pub async fn send(&self, owner: &Owner, id: &SessionId, request: SendRequest) -> Result<Sent> {
         let start = Instant::now();
+        // Arguments first: a bad one is the caller's error whatever the session.
         if let Some(keys) = &request.keys {
             // The names are checked before anything else; their bytes depend on the modes
             // the program set, known once the session is found.
-            crate::keys::encode(keys, Default::default()).map_err(Error::invalid)?;
+            crate::keys::encode(keys, Default::default())
+                .map_err(|problem| Error::invalid("keys", problem))?;
         }
-        let session = self.shared.lookup(owner, id)?;
         let plan = Plan::new(&request.settle, start)?;
         let lines = crate::request::lines(request.lines)?;
         if request.data.len() > limits::MAX_DATA_BYTES {
-            return Err(Error::invalid(format!(
-                "data is {} bytes; send at most {} bytes per call",
-                request.data.len(),
-                limits::MAX_DATA_BYTES
-            )));
+            return Err(Error::invalid(
+                "data",
+                format!(
+                    "is {} bytes, over the limit of {} bytes (1 MiB); send it in parts",
+                    request.data.len(),
+                    limits::MAX_DATA_BYTES
+                ),
+            ));
         }
         let keys_len: usize = request.keys.iter().flatten().map(String::len).sum();
         if keys_len > limits::MAX_DATA_BYTES {
-            return Err(Error::invalid(format!(
-                "keys hold {keys_len} bytes; send at most {} bytes per call",
-                limits::MAX_DATA_BYTES
-            )));
+            return Err(Error::invalid(
+                "keys",
+                format!(
+                    "hold {keys_len} bytes; send at most {} bytes per call",
+                    limits::MAX_DATA_BYTES
+                ),
+            ));
         }
         check_window(request.cols, request.rows)?;
+        let session = self.shared.lookup(owner, id)?;
         let never = CancellationToken::new();
         let cancel = request.cancel.as_ref().unwrap_or(&never);
         let _turn = tokio::select! {
@@ -347,7 +356,8 @@ impl PtyService {
         }
         let mut bytes = match &request.keys {
             Some(keys) => {
-                crate::keys::encode(keys, session.state().key_modes()).map_err(Error::invalid)?
+                crate::keys::encode(keys, session.state().key_modes())
+                    .map_err(|problem| Error::invalid("keys", problem))?
             }
             None => Vec::with_capacity(request.data.len() + 1),
         };
@@ -356,7 +366,7 @@ impl PtyService {
             bytes.push(b'\r');
         }
         // The copy is overwritten however the call ends, like the request's own data.
-        let bytes = Wiped(bytes);
+        let bytes = zeroize::Zeroizing::new(bytes);
         let base = Baseline::now(&session);
         let mut probe = GroupProbe::default();
         session.mark_write(&mut probe);
@@ -384,8 +394,9 @@ impl PtyService {
 
     /// Reads the unread lines, at most `lines` (default `tail_lines`, 1..=100,000).
     pub async fn tail(&self, owner: &Owner, id: &SessionId, lines: Option<u64>) -> Result<Tail> {
-        let session = self.shared.lookup(owner, id)?;
+        // Arguments first: a bad one is the caller's error whatever the session.
         let lines = crate::request::lines(lines)?;
+        let session = self.shared.lookup(owner, id)?;
         let reply = self.reply(&session, lines);
         let state = session.state();
         Ok(Tail {
@@ -482,27 +493,44 @@ impl PtyService {
     fn spawn_options(&self, request: &OpenRequest) -> Result<SpawnOptions> {
         let config = &self.shared.config;
         if request.command.trim().is_empty() {
-            return Err(Error::invalid("command is empty; give the program to run"));
+            return Err(Error::invalid(
+                "command",
+                "is empty; give the program to run, e.g. \"bash\"",
+            ));
+        }
+        if request.command.contains('\0') {
+            return Err(Error::invalid(
+                "command",
+                "contains a NUL character, which a process cannot receive",
+            ));
         }
         if let Some(cwd) = &request.cwd {
             check_cwd(cwd)?;
         }
         for (name, value) in &request.env {
             if name.is_empty() || name.contains('=') || name.contains('\0') {
-                return Err(Error::invalid(format!(
-                    "env name {name:?} is not valid; names are non-empty without '=' or NUL"
-                )));
+                return Err(Error::invalid(
+                    "env",
+                    format!(
+                        "{name:?} is not a valid name; names are non-empty, without '=' or NUL"
+                    ),
+                ));
             }
             if value.contains('\0') {
-                return Err(Error::invalid(format!("env {name} contains a NUL byte")));
+                return Err(Error::invalid(
+                    "env",
+                    format!(
+                        "the value of {name} contains a NUL character, which a process cannot receive"
+                    ),
+                ));
             }
         }
         check_window(request.cols, request.rows)?;
         let backend = config.backends.get(&config.backend_type).ok_or_else(|| {
-            Error::invalid(format!(
-                "backend {:?} is not registered",
-                config.backend_type
-            ))
+            Error::invalid(
+                "backend_type",
+                format!("{:?} is not a registered backend", config.backend_type),
+            )
         })?;
         let argv = backend.argv(&request.command)?;
         let service_env: BTreeMap<String, String> = std::env::vars_os()
@@ -569,10 +597,10 @@ fn check_window(cols: Option<u64>, rows: Option<u64>) -> Result<()> {
         if let Some(value) = value
             && (value == 0 || value > limits::MAX_WINDOW)
         {
-            return Err(Error::invalid(format!(
-                "{what} {value} is out of range; give 1..={}",
-                limits::MAX_WINDOW
-            )));
+            return Err(Error::invalid(
+                what,
+                format!("{value} is out of range; give 1..={}", limits::MAX_WINDOW),
+            ));
         }
     }
     Ok(())
@@ -583,16 +611,28 @@ fn request_window(value: Option<u64>, default: u16) -> u16 {
 }
 
 fn check_cwd(cwd: &Path) -> Result<()> {
+    if cwd.as_os_str().as_bytes().contains(&0) {
+        return Err(Error::invalid(
+            "cwd",
+            "contains a NUL character, which a path cannot hold",
+        ));
+    }
     match std::fs::metadata(cwd) {
         Ok(meta) if meta.is_dir() => Ok(()),
-        Ok(_) => Err(Error::invalid(format!(
-            "cwd {} is not a directory; give an existing directory",
-            cwd.display()
-        ))),
-        Err(err) => Err(Error::invalid(format!(
-            "cwd {} cannot be used ({err}); give an existing directory",
-            cwd.display()
-        ))),
+        Ok(_) => Err(Error::invalid(
+            "cwd",
+            format!(
+                "{} is not a directory; give an existing directory",
+                cwd.display()
+            ),
+        )),
+        Err(err) => Err(Error::invalid(
+            "cwd",
+            format!(
+                "{} cannot be used ({err}); give an existing directory",
+                cwd.display()
+            ),
+        )),
     }
 }
 
@@ -651,20 +691,4 @@ pub(crate) async fn write_all(
         }
     }
     Ok(())
-}
-
-/// Bytes overwritten when dropped: the service's copy of a send's data.
-struct Wiped(Vec<u8>);
-
-impl std::ops::Deref for Wiped {
-    type Target = Vec<u8>;
-    fn deref(&self) -> &Vec<u8> {
-        &self.0
-    }
-}
-
-impl Drop for Wiped {
-    fn drop(&mut self) {
-        crate::request::wipe(std::mem::take(&mut self.0));
-    }
 }

@@ -68,18 +68,21 @@ impl Plan {
         let timeout = crate::request::timeout(options.timeout_ms)?;
         let quiet_ms = options.quiet_ms.unwrap_or(limits::DEFAULT_QUIET_MS);
         if quiet_ms == 0 || quiet_ms > limits::MAX_TIMEOUT_MS {
-            return Err(Error::invalid(format!(
-                "quietMs {quiet_ms} is out of range; give 1..={}",
-                limits::MAX_TIMEOUT_MS
-            )));
+            return Err(Error::invalid(
+                "quiet_ms",
+                format!(
+                    "{quiet_ms} is out of range; give 1..={}",
+                    limits::MAX_TIMEOUT_MS
+                ),
+            ));
         }
-        let until = match &options.until {
-            None => None,
-            Some(pattern) => Some(
-                Regex::new(pattern)
-                    .map_err(|err| Error::invalid(format!("until is not a valid regex: {err}")))?,
-            ),
-        };
+        let until =
+            match &options.until {
+                None => None,
+                Some(pattern) => Some(Regex::new(pattern).map_err(|err| {
+                    Error::invalid("until", format!("is not a valid regex: {err}"))
+                })?),
+            };
         Ok(Plan {
             mode: options.settle,
             until,

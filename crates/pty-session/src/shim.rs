@@ -81,13 +81,17 @@ pub(crate) fn run(grace_ms: u64, argv: &[CString]) -> i32 {
     };
     let grace_ms = grace_ms.min(u64::from(u32::MAX)) as i64;
 
-    // SAFETY: plain syscalls on our own fds and process, single-threaded.
+    // SAFETY: `run` is the shim's whole life in the spawner's single-threaded fork, with
+    // the slave on fds 1 and 2 and the control socket on fd 0, as the function requires.
     let control = unsafe { setup_terminal_and_control() };
     let Some(control) = control else { return 126 };
+    // SAFETY: single-threaded, and no code of the shim relies on the signal dispositions
+    // or mask this changes.
     let signals = unsafe { block_signals() };
     let Some(signals) = signals else { return 126 };
 
-    // SAFETY: single-threaded; the child only makes syscalls and execs.
+    // SAFETY: single-threaded (nothing else can touch memory the vfork child shares), and
+    // the shim installs no signal handlers that could run in that child.
     let child = unsafe { spawn_command(program, argv) };
     match child {
         Err(errno) => {
@@ -96,8 +100,9 @@ pub(crate) fn run(grace_ms: u64, argv: &[CString]) -> i32 {
         }
         Ok(pid) => {
             report(control, Report::Started(pid as u32));
-            // SAFETY: our own stdio; the PTY slave is released so that its end of output
-            // reaches the service as soon as the command's tree lets go of it.
+            // SAFETY: fds 0 to 2 are raw descriptors of the shim that no Rust object owns.
+            // The PTY slave is released so that its end of output reaches the service as
+            // soon as the command's tree lets go of it.
             unsafe { stdio_to_dev_null() };
             let mut shim = Shim {
                 control,
@@ -113,8 +118,15 @@ pub(crate) fn run(grace_ms: u64, argv: &[CString]) -> i32 {
 
 /// Starts a new session on the PTY (fd 1), moves the control socket to fd 3 and the slave
 /// to fd 0, closes every other inherited fd, and becomes a child subreaper.
+///
+/// # Safety
+/// Only in the shim's own process, single-threaded, with the control socket on fd 0 and
+/// the PTY slave on fds 1 and 2: it closes every descriptor above 3, which must belong to
+/// no Rust object still in use.
 unsafe fn setup_terminal_and_control() -> Option<i32> {
-    // SAFETY (whole function): syscalls on fds we own; errors are checked.
+    // SAFETY: the caller guarantees the descriptor layout and that no other thread or
+    // object uses the descriptors closed here; every other call only takes integers and a
+    // static C string, and each result is checked.
     unsafe {
         // A new session, so the command's tree has no terminal but ours and no signal
         // from the service's terminal reaches it.
@@ -135,8 +147,9 @@ unsafe fn setup_terminal_and_control() -> Option<i32> {
         if libc::dup2(1, 0) < 0 {
             return None;
         }
-        // `ps` and `top` show the shim by its role, not as `exe`.
-        libc::prctl(libc::PR_SET_NAME, c"pty-session-shim".as_ptr(), 0, 0, 0);
+        // `ps` and `top` show the shim by its role, not as `exe` (a name is at most 15
+        // bytes; a longer one is cut).
+        libc::prctl(libc::PR_SET_NAME, c"pty-shim".as_ptr(), 0, 0, 0);
         // Orphans of the command's tree reparent to us, not to init: "everything below the
         // shim" is then complete, setsid and double forks included.
         if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 {
@@ -158,8 +171,14 @@ pub(crate) const IGNORED: [i32; 7] = [
 ];
 
 /// Ignores the terminal signals and routes SIGCHLD and SIGTERM to a signalfd.
+///
+/// # Safety
+/// Only in the shim's single-threaded process: it changes process-wide signal
+/// dispositions and the mask, which other threads or code relying on them would not
+/// expect.
 unsafe fn block_signals() -> Option<i32> {
-    // SAFETY (whole function): signal-mask and disposition syscalls on our own process.
+    // SAFETY: the caller guarantees a single-threaded shim; `sigset_t` is plain data that
+    // `sigemptyset` initialises before use, and the pointers are to locals.
     unsafe {
         for signal in IGNORED {
             libc::signal(signal, libc::SIG_IGN);
@@ -191,6 +210,11 @@ struct Exec {
 /// The child shares the shim's memory and the shim waits until it exec'd or exited
 /// (`CLONE_VM | CLONE_VFORK`, as `posix_spawn` does): no page tables are copied and none
 /// torn down again by the exec, and the exec's outcome is known when `clone` returns.
+///
+/// # Safety
+/// Only in a single-threaded process without signal handlers: the child runs on the
+/// shim's memory until it execs, so no other thread may change that memory and no handler
+/// may run in the child.
 unsafe fn spawn_command(program: &CString, argv: &[CString]) -> Result<i32, i32> {
     let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     argv_ptrs.push(std::ptr::null());
@@ -216,11 +240,13 @@ unsafe fn spawn_command(program: &CString, argv: &[CString]) -> Result<i32, i32>
     if pid < 0 {
         return Err(errno());
     }
-    // SAFETY: the child is done with `exec`: it exec'd or exited.
+    // SAFETY: `exec` is a live local; with CLONE_VFORK, `clone` returned only after the
+    // child exec'd or exited, so nothing writes it any more. The volatile read sees the
+    // child's write, which the compiler cannot know about.
     let failed = unsafe { std::ptr::read_volatile(&raw const exec.errno) };
     if failed != 0 {
         let mut status = 0;
-        // SAFETY: reaping our own child, which has exited.
+        // SAFETY: waitpid takes a pid and a pointer to a live local `c_int`.
         unsafe { libc::waitpid(pid, &mut status, 0) };
         return Err(failed);
     }
@@ -250,8 +276,14 @@ extern "C" fn exec_command(arg: *mut libc::c_void) -> libc::c_int {
     }
 }
 
+/// Replaces the shim's stdin, stdout and stderr with `/dev/null`.
+///
+/// # Safety
+/// Fds 0 to 2 must not be owned by a Rust object that still uses them (`OwnedFd`,
+/// `File`): they are replaced underneath.
 unsafe fn stdio_to_dev_null() {
-    // SAFETY: opening /dev/null and replacing our own stdio fds.
+    // SAFETY: the caller guarantees nothing owns fds 0 to 2; `open` gets a static C
+    // string, and `dup2` and `close` take integers.
     unsafe {
         let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
         if null >= 0 {
@@ -337,9 +369,11 @@ impl Shim {
     fn drain_signals(&mut self) -> bool {
         let mut terminate = false;
         loop {
-            // SAFETY: signalfd_siginfo is plain data; the read fills it or fails.
+            // SAFETY: signalfd_siginfo is plain integers, for which all zeroes is valid.
             let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
             let size = std::mem::size_of::<libc::signalfd_siginfo>();
+            // SAFETY: the read writes at most `size` bytes into `info`, a live local of
+            // exactly that size; any bytes it writes are a valid signalfd_siginfo.
             let n = unsafe { libc::read(self.signals, (&raw mut info).cast(), size) };
             if n != size as isize {
                 break;
@@ -398,7 +432,9 @@ impl Shim {
         const TERMINATE: [i32; 3] = [libc::SIGHUP, libc::SIGTERM, libc::SIGCONT];
         let deadline = now_ms() + grace_ms.max(0);
         for signal in TERMINATE {
-            // SAFETY: signalling the command's own process group.
+            // SAFETY: kill(2) takes two integers and touches no memory of ours. The group
+            // is the command's, whose leader is the shim's child: its id is not reused
+            // before the shim reaps that child.
             unsafe { libc::kill(-self.command, signal) };
         }
         // Wait for the group to die, but not once it is gone: whatever is left then
@@ -419,14 +455,16 @@ impl Shim {
         let me = std::process::id() as i32;
         for pid in descendants(me) {
             for signal in TERMINATE {
-                // SAFETY: signalling a process of our own tree.
+                // SAFETY: kill(2) takes two integers and touches no memory of ours; `pid`
+                // was found below the shim in `/proc` a moment ago.
                 unsafe { libc::kill(pid, signal) };
             }
         }
         self.wait_children_until(deadline);
         while self.children {
             for pid in descendants(me) {
-                // SAFETY: as above.
+                // SAFETY: kill(2) takes two integers and touches no memory of ours; `pid`
+                // was found below the shim in `/proc` a moment ago.
                 unsafe { libc::kill(pid, libc::SIGKILL) };
             }
             self.wait_signal(5);

@@ -50,7 +50,10 @@ const START_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Starts a shim on a new PTY through `spawner` and waits for its report that the command
 /// runs.
-pub(crate) async fn spawn(spawner: &Spawner, options: SpawnOptions) -> Result<Spawned, Error> {
+pub(crate) async fn spawn(
+    spawner: &SpawnerHandle,
+    options: SpawnOptions,
+) -> Result<Spawned, Error> {
     let failed = |reason: String| Error::SpawnFailed {
         command: options.command.clone(),
         reason,
@@ -133,7 +136,7 @@ fn request(options: &SpawnOptions) -> Result<Request, String> {
 /// The service's handle on its spawner process, started at the first open and again if
 /// it ever dies.
 #[derive(Default)]
-pub(crate) struct Spawner {
+pub(crate) struct SpawnerHandle {
     process: Arc<tokio::sync::Mutex<Option<Process>>>,
 }
 
@@ -143,7 +146,7 @@ struct Process {
     _child: tokio::process::Child,
 }
 
-impl Spawner {
+impl SpawnerHandle {
     /// Sends one request with its descriptors, starting the spawner if there is none or
     /// the one there was is gone.
     async fn send(&self, message: Vec<u8>, fds: [OwnedFd; 2]) -> io::Result<()> {

@@ -36,8 +36,9 @@ use crate::shim::Report;
 pub(crate) const MARKER: &str = "PTY_SESSION_SPAWNER";
 /// The marker's value; bumped if the request format ever changes.
 pub(crate) const MARKER_VALUE: &str = "1";
-/// The spawner's `argv[0]`, which is what `ps` shows.
-pub(crate) const ARG0: &str = "pty-session-spawner";
+/// The spawner's `argv[0]`, which is what `ps` shows; the same as its name (`comm`, set
+/// with `PR_SET_NAME`, at most 15 bytes), so that `ps`, `top` and `pgrep` agree.
+pub(crate) const ARG0: &str = "pty-spawner";
 
 /// The largest request the spawner takes: far above Linux's limit on argv and
 /// environment together (a quarter of the stack limit, 2 MiB by default).
@@ -302,9 +303,15 @@ fn receive() -> Received {
 }
 
 /// The spare: stdio, environment and directory as the request says, then the shim.
+///
+/// # Safety
+/// Only in the spare, a single-threaded child of the spawner's fork: it replaces stdio
+/// with `slave` and `control`, clears and rewrites the environment (which no other thread
+/// may read meanwhile), and never returns.
 unsafe fn become_shim(request: &Request, slave: i32, control: i32) -> ! {
-    // SAFETY (whole function): single-threaded child of fork; our own descriptors,
-    // dispositions and environment; pointers outlive the calls.
+    // SAFETY: the caller guarantees a single-threaded spare, so the environment calls race
+    // with nothing; the C strings of `request` outlive the calls, and `putenv` keeps
+    // pointers into them, which stay valid because this function never returns.
     unsafe {
         libc::signal(libc::SIGCHLD, libc::SIG_DFL);
         let placed =

@@ -107,11 +107,14 @@ impl PtyService {
     pub async fn person_input(&self, owner: &Owner, id: &SessionId, bytes: &[u8]) -> Result<()> {
         let session = self.session(owner, id)?;
         if bytes.len() > limits::MAX_DATA_BYTES {
-            return Err(Error::invalid(format!(
-                "input is {} bytes; type at most {} bytes at once",
-                bytes.len(),
-                limits::MAX_DATA_BYTES
-            )));
+            return Err(Error::invalid(
+                "input",
+                format!(
+                    "is {} bytes; type at most {} bytes at once",
+                    bytes.len(),
+                    limits::MAX_DATA_BYTES
+                ),
+            ));
         }
         if let Status::Exited(exit) = session.state().status() {
             return Err(Error::NotRunning {

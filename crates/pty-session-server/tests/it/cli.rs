@@ -83,14 +83,14 @@ fn help_explains_the_commands() {
 fn a_bad_config_file_fails_at_start_naming_the_key() {
     let dir = scratch("cli-config");
     let cases = [
-        ("tailLine = 5\n", "unknown key `tailLine`"),
+        ("tailLine = 5\n", "unknown field `tailLine`"),
         ("tailLines = \"many\"\n", "key `tailLines`"),
         ("maxSessions = 0\n", "maxSessions must be at least 1"),
         (
             "backendType = \"zsh\"\n",
             "backendType \"zsh\" is not a registered backend",
         ),
-        ("[defaultEnv]\nPAGER = 3\n", "key `defaultEnv`"),
+        ("[defaultEnv]\nPAGER = 3\n", "key `defaultEnv.PAGER`"),
         ("tailLines = [\n", "TOML parse error"),
     ];
     for (index, (toml, expected)) in cases.iter().enumerate() {

@@ -122,7 +122,7 @@ async fn sigkill_of_the_server_leaves_no_orphan_within_2_seconds() {
     let server_pid = server.child.id().expect("the server runs");
     let spawners = pty_session_testkit::children(server_pid, "pty-spawner");
     assert_eq!(spawners.len(), 1, "one spawner: {spawners:?}");
-    let shims = pty_session_testkit::children(spawners[0], "pty-session-shi");
+    let shims = pty_session_testkit::children(spawners[0], "pty-shim");
     assert_eq!(shims.len(), 2, "a shim per session: {shims:?}");
     let spare = pty_session_testkit::children(spawners[0], "pty-spawner");
     assert_eq!(spare.len(), 1, "one spare: {spare:?}");

@@ -160,12 +160,16 @@ async fn cancelled_send_keeps_the_output_for_the_next_read() {
     let err = result.unwrap_err();
     assert_eq!(err.code(), "CANCELLED");
     assert!(start.elapsed() < Duration::from_secs(15));
-    let tail = pty.tail(&owner, &opened.session_id, None).await.unwrap();
-    assert!(
-        tail.output.text.contains("before\n"),
-        "{:?}",
-        tail.output.text
-    );
+    // The line is kept for the next reads: bash wrote it before it started sleep, and the
+    // drain takes it into the scrollback a moment later if it has not yet.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut text = String::new();
+    while !text.contains("before\n") {
+        assert!(Instant::now() < deadline, "{text:?}");
+        let tail = pty.tail(&owner, &opened.session_id, None).await.unwrap();
+        text.push_str(&tail.output.text);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     pty.shutdown().await;
 }
 

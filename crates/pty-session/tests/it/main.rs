@@ -6,6 +6,7 @@ mod basics;
 mod errors;
 mod floods;
 mod kill;
+mod linking;
 mod owners;
 mod people;
 mod screens;
