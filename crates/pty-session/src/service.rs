@@ -355,10 +355,8 @@ impl PtyService {
             self.resize(&session, request.cols, request.rows)?;
         }
         let mut bytes = match &request.keys {
-            Some(keys) => {
-                crate::keys::encode(keys, session.state().key_modes())
-                    .map_err(|problem| Error::invalid("keys", problem))?
-            }
+            Some(keys) => crate::keys::encode(keys, session.state().key_modes())
+                .map_err(|problem| Error::invalid("keys", problem))?,
             None => Vec::with_capacity(request.data.len() + 1),
         };
         bytes.extend_from_slice(request.data.as_bytes());
