@@ -71,7 +71,7 @@ mod backend;
 mod config;
 mod error;
 mod keys;
-mod nofile;
+pub mod nofile;
 mod owner;
 mod procfs;
 mod pty;

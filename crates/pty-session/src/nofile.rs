@@ -4,7 +4,9 @@
 //! failed with "Too many open files". The service raises its soft limit as far as its
 //! configuration needs, never beyond the hard limit; the spawner puts back the limit the
 //! process started with before it forks anything, so commands get the usual one (a
-//! program may size a table by it, or close every descriptor up to it).
+//! program may size a table by it, or close every descriptor up to it). A server that
+//! holds other descriptors too (connections) reserves the sessions' share with
+//! [`needed_for`] and raises the limit for the rest with [`raise_to`].
 
 use std::sync::OnceLock;
 
@@ -25,18 +27,29 @@ static ORIGINAL: OnceLock<Option<u64>> = OnceLock::new();
 /// Raises this process's soft limit so that `max_sessions` sessions fit. Never lowers it,
 /// never goes beyond the hard limit (then opens past it fail with `SPAWN_FAILED`).
 pub(crate) fn raise_for(max_sessions: usize) {
+    raise_to(needed_for(max_sessions));
+}
+
+/// The descriptors a service with `max_sessions` sessions counts on: three per session and
+/// a fixed headroom for the runtime, listeners and logs.
+pub fn needed_for(max_sessions: usize) -> u64 {
+    (max_sessions as u64)
+        .saturating_mul(PER_SESSION)
+        .saturating_add(HEADROOM)
+}
+
+/// Raises this process's soft limit of open files to `wanted`, never lowering it and never
+/// beyond the hard limit, and returns the soft limit now (`None`: unlimited). Commands
+/// spawned by a service still get the limit the process started with.
+pub fn raise_to(wanted: u64) -> Option<u64> {
     let limit = getrlimit(Resource::Nofile);
     ORIGINAL.get_or_init(|| limit.current);
-    let Some(current) = limit.current else {
-        return;
-    };
-    let wanted = (max_sessions as u64)
-        .saturating_mul(PER_SESSION)
-        .saturating_add(HEADROOM);
+    let current = limit.current?;
     let raised = limit.maximum.map_or(wanted, |hard| wanted.min(hard));
     if raised > current {
         set_soft(raised, limit.maximum);
     }
+    getrlimit(Resource::Nofile).current
 }
 
 /// Sets the soft limit, keeping the hard one. A refusal leaves the limit as it was, which

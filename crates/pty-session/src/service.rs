@@ -1,7 +1,7 @@
 //! [`PtyService`]: the facade. One core behind a cheap-to-clone handle, and the registry
 //! of sessions where every owner check happens.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -12,6 +12,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::owner::IdSource;
 use crate::procfs::GroupProbe;
 use crate::record::{Header, Recorder};
 use crate::request::limits;
@@ -49,8 +50,8 @@ struct Shared {
 #[derive(Default)]
 struct Registry {
     sessions: HashMap<SessionId, Arc<Session>>,
-    /// Every id ever issued, so that none is reused.
-    issued: HashSet<SessionId>,
+    /// Where ids come from; none is ever reused.
+    ids: IdSource,
     /// Opens under way per owner; they count against the limits.
     opening: HashMap<Owner, usize>,
 }
@@ -137,13 +138,7 @@ impl Shared {
     }
 
     fn fresh_id(&self) -> SessionId {
-        let mut registry = self.registry();
-        loop {
-            let id = SessionId::random();
-            if registry.issued.insert(id.clone()) {
-                return id;
-            }
-        }
+        self.registry().ids.next_id()
     }
 
     /// Removes sessions from the registry (so their ids answer UNKNOWN_SESSION at once),
