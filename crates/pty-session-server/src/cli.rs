@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::ConfigArgs;
+use crate::config::{ConfigArgs, ServeFlags};
 
 /// Long-lived interactive processes on pseudo-terminals for AI agents, as four MCP tools:
 /// pty_open, pty_send, pty_tail and pty_close.
@@ -54,8 +54,9 @@ pub enum Command {
                             request whose Origin is not loopback gets 403. Each token is one \
                             owner: its sessions are invisible to other tokens. A client with an \
                             MCP session is narrowed to that session, and DELETE of the session \
-                            closes its PTY sessions. An owner without a call for \
-                            --owner-idle-timeout-secs is closed too.\n\n\
+                            closes its PTY sessions, as does --mcp-session-idle-secs without a \
+                            request. An owner without a call for --owner-idle-timeout-secs is \
+                            closed too.\n\n\
                             With no token configured, one is generated and written to a file \
                             only you can read (its path is logged); binding a non-loopback \
                             address needs configured tokens."
@@ -65,6 +66,8 @@ pub enum Command {
         serve: ServeArgs,
         #[command(flatten)]
         config: ConfigArgs,
+        #[command(flatten)]
+        limits: ServeFlags,
     },
 }
 
@@ -81,7 +84,4 @@ pub struct ServeArgs {
     /// $XDG_RUNTIME_DIR/pty-session/token-PORT, else ~/.local/state/pty-session/token-PORT]
     #[arg(long, value_name = "PATH")]
     pub token_file: Option<PathBuf>,
-    /// Close the sessions of an owner that made no call for this long; 0 never [default: 1800]
-    #[arg(long, value_name = "SECS")]
-    pub owner_idle_timeout_secs: Option<u64>,
 }

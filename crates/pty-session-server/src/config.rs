@@ -7,16 +7,30 @@ use std::time::Duration;
 
 use anyhow::{Context, anyhow};
 
+use crate::http::HttpLimits;
+use crate::mcp_sessions;
+
 /// The default of `ownerIdleTimeoutSecs`: half an hour.
 pub const DEFAULT_OWNER_IDLE_TIMEOUT_SECS: u64 = 1800;
+/// The default of `maxRequestBytes`: room for the largest valid call, `data` of 1 MiB
+/// written as `\u0001` escapes (6 bytes each), with 2 MiB to spare.
+pub const DEFAULT_MAX_REQUEST_BYTES: u64 = 8 * 1024 * 1024;
+/// The default of `httpIdleTimeoutSecs`.
+pub const DEFAULT_HTTP_IDLE_TIMEOUT_SECS: u64 = 60;
+/// The default of `httpBodyTimeoutSecs`.
+pub const DEFAULT_HTTP_BODY_TIMEOUT_SECS: u64 = 60;
+/// The smallest `maxRequestBytes` accepted.
+const MIN_REQUEST_BYTES: u64 = 4096;
 
 /// The configuration flags shared by `mcp` and `serve`.
 #[derive(Debug, Default, Clone, clap::Args)]
 #[command(next_help_heading = "Configuration (flags win over the --config file)")]
 pub struct ConfigArgs {
     /// A TOML file with any of the keys backendType, tailLines, scrollbackLines,
-    /// scrollbackBytes, maxSessionsPerOwner, maxSessions, ownerIdleTimeoutSecs, recordDir,
-    /// recordInput, recordMaxBytes and a defaultEnv table
+    /// scrollbackBytes, maxSessionsPerOwner, maxSessions, maxRequestBytes,
+    /// ownerIdleTimeoutSecs, maxConnections, httpIdleTimeoutSecs, httpBodyTimeoutSecs,
+    /// maxMcpSessionsPerToken, mcpSessionIdleSecs, recordDir, recordInput, recordMaxBytes
+    /// and a defaultEnv table
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// How pty_open runs a command: "shell" (/bin/sh -c, the default) or "exec" (split
@@ -38,6 +52,9 @@ pub struct ConfigArgs {
     /// Open sessions the server may have at once [default: 1024]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_sessions: Option<u64>,
+    /// The largest request: an HTTP body, or a line over stdio [default: 8388608]
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(MIN_REQUEST_BYTES..))]
+    pub max_request_bytes: Option<u64>,
     /// Sets an environment variable for every session, over the built-in defaults
     /// (TERM=xterm-256color, PAGER=cat, GIT_PAGER=cat, LANG=C.UTF-8 without a locale);
     /// NAME= removes that default. Repeatable
@@ -62,12 +79,43 @@ fn parse_env_pair(pair: &str) -> Result<(String, String), String> {
     Ok((name.to_owned(), value.to_owned()))
 }
 
+/// The configuration flags of `serve` only.
+#[derive(Debug, Default, Clone, clap::Args)]
+#[command(next_help_heading = "HTTP limits (flags win over the --config file)")]
+pub struct ServeFlags {
+    /// Close the sessions of an owner that made no call for this long; 0 never [default: 1800]
+    #[arg(long, value_name = "SECS")]
+    pub owner_idle_timeout_secs: Option<u64>,
+    /// Connections open at once; one more closes the connection idle longest [default:
+    /// what the limit of open files leaves after maxSessions' share, at most 1024]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: Option<u64>,
+    /// Close a connection that has not sent a whole request head for this long: idle
+    /// between requests, or dribbling one [default: 60]
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub http_idle_timeout_secs: Option<u64>,
+    /// Answer 408 to a request whose body takes longer than this [default: 60]
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub http_body_timeout_secs: Option<u64>,
+    /// MCP sessions (older protocols, Mcp-Session-Id) one token may have open [default: 64]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_mcp_sessions_per_token: Option<u64>,
+    /// Close an MCP session, and its PTY sessions, after this long without a request
+    /// [default: 300]
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub mcp_session_idle_secs: Option<u64>,
+}
+
 /// What the server runs with: the library's config plus the server's own settings.
 #[derive(Debug)]
 pub struct Settings {
     pub service: pty_session::Config,
     /// How long an HTTP owner may go without a call before it is disposed; `None` never.
     pub owner_idle_timeout: Option<Duration>,
+    /// `maxRequestBytes`, for both transports.
+    pub max_request_bytes: usize,
+    /// What `serve` holds clients to.
+    pub http: HttpLimits,
 }
 
 /// The values of a config file; every key is optional, an unknown key is an error.
@@ -86,6 +134,12 @@ struct FileConfig {
     record_dir: Option<PathBuf>,
     record_input: Option<bool>,
     record_max_bytes: Option<u64>,
+    max_request_bytes: Option<u64>,
+    max_connections: Option<u64>,
+    http_idle_timeout_secs: Option<u64>,
+    http_body_timeout_secs: Option<u64>,
+    max_mcp_sessions_per_token: Option<u64>,
+    mcp_session_idle_secs: Option<u64>,
 }
 
 impl FileConfig {
@@ -116,9 +170,10 @@ fn to_usize(key: &str, value: u64) -> anyhow::Result<usize> {
 }
 
 impl ConfigArgs {
-    /// The settings: defaults, overlaid with the file, overlaid with the flags.
-    /// `owner_idle_timeout_secs` is the `serve` flag of that name.
-    pub fn settings(&self, owner_idle_timeout_secs: Option<u64>) -> anyhow::Result<Settings> {
+    /// The settings: defaults, overlaid with the file, overlaid with the flags (`serve`'s
+    /// own flags when serving HTTP).
+    pub fn settings(&self, serve: Option<&ServeFlags>) -> anyhow::Result<Settings> {
+        let serve = serve.cloned().unwrap_or_default();
         let file = match &self.config {
             Some(path) => FileConfig::read(path)?,
             None => FileConfig::default(),
@@ -193,13 +248,76 @@ impl ConfigArgs {
             }
         })?;
 
-        let idle = owner_idle_timeout_secs
+        let idle = serve
+            .owner_idle_timeout_secs
             .or(file.owner_idle_timeout_secs)
             .unwrap_or(DEFAULT_OWNER_IDLE_TIMEOUT_SECS);
         let owner_idle_timeout = (idle > 0).then(|| Duration::from_secs(idle));
+        let at_least =
+            |key: &str, least: u64, flag: Option<u64>, from_file: Option<u64>, default: u64| {
+                let value = flag.or(from_file).unwrap_or(default);
+                if value < least {
+                    anyhow::bail!(
+                        "invalid configuration: {key} {value} is below its least value {least}"
+                    );
+                }
+                anyhow::Ok(value)
+            };
+        let max_request_bytes = at_least(
+            "maxRequestBytes",
+            MIN_REQUEST_BYTES,
+            self.max_request_bytes,
+            file.max_request_bytes,
+            DEFAULT_MAX_REQUEST_BYTES,
+        )?;
+        let max_request_bytes = to_usize("maxRequestBytes", max_request_bytes)?;
+        let max_connections = match serve.max_connections.or(file.max_connections) {
+            Some(n) => Some(to_usize(
+                "maxConnections",
+                at_least("maxConnections", 1, Some(n), None, 0)?,
+            )?),
+            None => None,
+        };
+        let secs = |key, flag, from_file, default| {
+            at_least(key, 1, flag, from_file, default).map(Duration::from_secs)
+        };
+        let http = HttpLimits {
+            max_connections,
+            idle_timeout: secs(
+                "httpIdleTimeoutSecs",
+                serve.http_idle_timeout_secs,
+                file.http_idle_timeout_secs,
+                DEFAULT_HTTP_IDLE_TIMEOUT_SECS,
+            )?,
+            body_timeout: secs(
+                "httpBodyTimeoutSecs",
+                serve.http_body_timeout_secs,
+                file.http_body_timeout_secs,
+                DEFAULT_HTTP_BODY_TIMEOUT_SECS,
+            )?,
+            max_body_bytes: max_request_bytes,
+            max_mcp_sessions_per_token: to_usize(
+                "maxMcpSessionsPerToken",
+                at_least(
+                    "maxMcpSessionsPerToken",
+                    1,
+                    serve.max_mcp_sessions_per_token,
+                    file.max_mcp_sessions_per_token,
+                    mcp_sessions::DEFAULT_MAX_PER_TOKEN as u64,
+                )?,
+            )?,
+            mcp_session_idle: secs(
+                "mcpSessionIdleSecs",
+                serve.mcp_session_idle_secs,
+                file.mcp_session_idle_secs,
+                mcp_sessions::DEFAULT_IDLE_SECS,
+            )?,
+        };
         Ok(Settings {
             service,
             owner_idle_timeout,
+            max_request_bytes,
+            http,
         })
     }
 }
@@ -237,7 +355,7 @@ mod tests {
         check_error(
             "tailLine = 5",
             expect![
-                "key `tailLine`: unknown field `tailLine`, expected one of `backendType`, `tailLines`, `scrollbackLines`, `scrollbackBytes`, `maxSessionsPerOwner`, `maxSessions`, `ownerIdleTimeoutSecs`, `defaultEnv`, `recordDir`, `recordInput`, `recordMaxBytes`"
+                "key `tailLine`: unknown field `tailLine`, expected one of `backendType`, `tailLines`, `scrollbackLines`, `scrollbackBytes`, `maxSessionsPerOwner`, `maxSessions`, `ownerIdleTimeoutSecs`, `defaultEnv`, `recordDir`, `recordInput`, `recordMaxBytes`, `maxRequestBytes`, `maxConnections`, `httpIdleTimeoutSecs`, `httpBodyTimeoutSecs`, `maxMcpSessionsPerToken`, `mcpSessionIdleSecs`"
             ],
         );
         check_error(
@@ -262,6 +380,7 @@ mod tests {
         std::fs::write(
             &path,
             "backendType = \"exec\"\ntailLines = 7\nmaxSessions = 9\nownerIdleTimeoutSecs = 0\n\
+             maxConnections = 40\nhttpIdleTimeoutSecs = 7\n\
              [defaultEnv]\nPAGER = \"less\"\nEDITOR = \"vi\"\n",
         )
         .unwrap();
@@ -288,10 +407,18 @@ mod tests {
             settings.owner_idle_timeout, None,
             "0 turns idle disposal off"
         );
-        assert_eq!(
-            args.settings(Some(60)).unwrap().owner_idle_timeout,
-            Some(Duration::from_secs(60))
-        );
+        assert_eq!(settings.http.max_connections, Some(40));
+        assert_eq!(settings.http.idle_timeout, Duration::from_secs(7));
+        let serve = ServeFlags {
+            owner_idle_timeout_secs: Some(60),
+            max_mcp_sessions_per_token: Some(5),
+            ..ServeFlags::default()
+        };
+        let settings = args.settings(Some(&serve)).unwrap();
+        assert_eq!(settings.owner_idle_timeout, Some(Duration::from_secs(60)));
+        assert_eq!(settings.http.max_mcp_sessions_per_token, 5);
+        assert_eq!(settings.http.mcp_session_idle, Duration::from_secs(300));
+        assert_eq!(settings.max_request_bytes, 8 * 1024 * 1024);
         std::fs::remove_dir_all(dir).unwrap();
     }
 
@@ -309,6 +436,13 @@ mod tests {
         };
         let err = args.settings(None).unwrap_err();
         expect![[r#"invalid configuration: backendType "zsh" is not a registered backend (known: exec, shell)"#]]
+            .assert_eq(&format!("{err:#}"));
+        let serve = ServeFlags {
+            mcp_session_idle_secs: Some(0),
+            ..ServeFlags::default()
+        };
+        let err = ConfigArgs::default().settings(Some(&serve)).unwrap_err();
+        expect!["invalid configuration: mcpSessionIdleSecs 0 is below its least value 1"]
             .assert_eq(&format!("{err:#}"));
     }
 }

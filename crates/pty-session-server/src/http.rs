@@ -4,28 +4,36 @@
 //!
 //! Both the current protocol (2026-07-28, no sessions: rmcp builds a handler per request)
 //! and older ones with `Mcp-Session-Id` are served by the same [`PtyTools`] over the same
-//! service. DELETE of an MCP session disposes its owner; owners idle for
-//! `ownerIdleTimeoutSecs` are disposed too.
+//! service. DELETE of an MCP session disposes its owner, and so does its expiry after
+//! `mcpSessionIdleSecs` without a request ([`crate::mcp_sessions`]); owners idle for
+//! `ownerIdleTimeoutSecs` are disposed too. Connections are served under a cap and
+//! timeouts ([`crate::connections`]); POST bodies are read here, within a size and a time,
+//! and one that is not JSON gets a JSON-RPC parse error.
 
-use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, Method, StatusCode, header};
 use pty_session::{PtyService, limits};
+use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde::Deserialize;
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::{self, Tokens};
+use crate::connections::{self, ConnectionLimits, Connections, hold_until_sent};
+use crate::mcp_sessions::McpSessions;
 use crate::owner::{MCP_SESSION_ID, Owners, Principal, http_owner};
-use crate::tools::PtyTools;
+use crate::tools::{PtyTools, Stopping};
 
 /// How `serve` listens and authenticates.
 #[derive(Debug, Clone)]
@@ -38,6 +46,27 @@ pub struct ServeOptions {
     /// Where a generated token goes (default [`auth::default_token_path`]).
     pub token_file: Option<PathBuf>,
     pub owner_idle_timeout: Option<Duration>,
+    /// The service's `maxSessions`, whose descriptors the connection cap leaves alone.
+    pub max_sessions: usize,
+    pub limits: HttpLimits,
+}
+
+/// The limits `serve` holds clients to (see the configuration keys of the same names).
+#[derive(Debug, Clone, Copy)]
+pub struct HttpLimits {
+    /// `maxConnections`; `None`: sized by the limit of open files.
+    pub max_connections: Option<usize>,
+    /// `httpIdleTimeoutSecs`: a connection without a whole request head for this long is
+    /// closed (one that sends nothing or dribbles, or one kept alive between requests).
+    pub idle_timeout: Duration,
+    /// `httpBodyTimeoutSecs`: how long a request body may take to arrive.
+    pub body_timeout: Duration,
+    /// `maxRequestBytes`: the largest request body.
+    pub max_body_bytes: usize,
+    /// `maxMcpSessionsPerToken`.
+    pub max_mcp_sessions_per_token: usize,
+    /// `mcpSessionIdleSecs`: an MCP session without a request for this long is closed.
+    pub mcp_session_idle: Duration,
 }
 
 /// What the gate needs for every request.
@@ -45,37 +74,11 @@ struct Gate {
     tokens: Tokens,
     service: PtyService,
     owners: Owners,
-    /// The principal that opened each legacy MCP session, and when the session was last
-    /// used. A std mutex: it is held only to read or update the map, never across an await.
-    mcp_sessions: Mutex<HashMap<String, (Principal, Instant)>>,
-    /// How long rmcp keeps an unused MCP session; a binding unused for longer is dropped.
-    mcp_keep_alive: Duration,
-}
-
-impl Gate {
-    /// The principal that opened MCP session `id`, if it is known; marks it used.
-    fn opened_by(&self, id: &str) -> Option<Principal> {
-        let mut sessions = self.mcp_sessions.lock().expect("mcp sessions lock");
-        let (principal, seen) = sessions.get_mut(id)?;
-        *seen = Instant::now();
-        Some(principal.clone())
-    }
-
-    /// Ties MCP session `id` to `principal`, forgetting sessions rmcp has expired by now.
-    fn bind(&self, id: String, principal: &Principal) {
-        let mut sessions = self.mcp_sessions.lock().expect("mcp sessions lock");
-        sessions.retain(|_, (_, seen)| seen.elapsed() < self.mcp_keep_alive);
-        sessions
-            .entry(id)
-            .or_insert_with(|| (principal.clone(), Instant::now()));
-    }
-
-    fn unbind(&self, id: &str) {
-        self.mcp_sessions
-            .lock()
-            .expect("mcp sessions lock")
-            .remove(id);
-    }
+    /// The legacy MCP sessions and the principal that opened each.
+    mcp: McpSessions,
+    /// rmcp's sessions, to close the ones that expire.
+    manager: Arc<LocalSessionManager>,
+    limits: HttpLimits,
 }
 
 /// Serves until SIGTERM or SIGINT, then closes every session.
@@ -105,28 +108,36 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
         tracing::info!(principals = ?configured.principals(), "bearer tokens configured");
         configured
     };
+    let limits = options.limits;
+    let connection_limits = ConnectionLimits {
+        max_connections: connection_cap(limits.max_connections, options.max_sessions),
+        idle_timeout: limits.idle_timeout,
+    };
 
-    // rmcp ends a legacy MCP session after its keep-alive without traffic; it must outlive
-    // the longest tool call (a send may wait 600 s), and need not end before the owner
-    // would be disposed anyway.
+    // rmcp ends a legacy MCP session after its keep-alive without a message, even in the
+    // middle of a call; the gate expires idle sessions itself (it sees calls in flight),
+    // so rmcp's keep-alive is only a backstop beyond the longest call.
     let longest_call = Duration::from_millis(limits::MAX_TIMEOUT_MS) + Duration::from_secs(60);
-    let keep_alive = options
-        .owner_idle_timeout
-        .map_or(longest_call, |idle| idle.max(longest_call));
     let mut sessions = LocalSessionManager::default();
-    sessions.session_config.keep_alive = Some(keep_alive);
+    sessions.session_config.keep_alive = Some(longest_call.max(limits.mcp_session_idle * 2));
+    let manager = Arc::new(sessions);
 
+    // `stop` ends rmcp's streams and sessions and the background tasks; `stopping` the
+    // tool calls, first.
     let stop = CancellationToken::new();
+    let stopping = Stopping::default();
     let owners = Owners::default();
     let gate = Arc::new(Gate {
         tokens,
         service: service.clone(),
         owners: owners.clone(),
-        mcp_sessions: Mutex::new(HashMap::new()),
-        mcp_keep_alive: keep_alive,
+        mcp: McpSessions::new(limits.max_mcp_sessions_per_token, limits.mcp_session_idle),
+        manager: manager.clone(),
+        limits,
     });
-    let mut config =
-        StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());
+    let mut config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(stop.child_token())
+        .with_max_request_body_bytes(limits.max_body_bytes);
     if !local.ip().is_loopback() {
         // rmcp accepts only loopback `Host` headers by default, against DNS rebinding of
         // an unauthenticated local server. Off loopback a token is always required, which
@@ -136,41 +147,108 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
     let mcp = {
         let service = service.clone();
         let owners = owners.clone();
+        let stopping = stopping.clone();
         StreamableHttpService::new(
-            move || Ok(PtyTools::http(service.clone(), owners.clone())),
-            Arc::new(sessions),
+            move || {
+                Ok(PtyTools::http(
+                    service.clone(),
+                    owners.clone(),
+                    stopping.clone(),
+                ))
+            },
+            manager,
             config,
         )
     };
     let app = axum::Router::new()
         .nest_service("/mcp", mcp)
-        .layer(axum::middleware::from_fn_with_state(gate, check));
+        .layer(axum::middleware::from_fn_with_state(gate.clone(), check));
 
     if let Some(timeout) = options.owner_idle_timeout {
         tokio::spawn(owners.dispose_idle(service.clone(), timeout, stop.clone()));
     }
-    tracing::info!("listening on http://{local}/mcp");
+    tokio::spawn(expire_mcp_sessions(gate, stop.clone()));
+    tracing::info!(
+        "at most {} connections; listening on http://{local}/mcp",
+        connection_limits.max_connections
+    );
 
-    let server = axum::serve(listener, app).with_graceful_shutdown(stop.clone().cancelled_owned());
-    let mut server = std::pin::pin!(server.into_future());
-    tokio::select! {
-        result = &mut server => result.context("HTTP server failed")?,
-        signal = crate::stop_signal() => {
-            tracing::info!(%signal, "stopping: closing every session");
-            stop.cancel();
-            // Open SSE streams end with the MCP sessions; do not wait forever on a client
-            // that keeps its connection.
-            if tokio::time::timeout(Duration::from_secs(5), &mut server).await.is_err() {
-                tracing::warn!("connections still open after 5 s; closing sessions anyway");
-            }
-        }
+    let connections = Connections::new(connection_limits);
+    let accepting = CancellationToken::new();
+    let serving = connections.serve(listener, app, accepting.clone());
+    let signal = tokio::select! {
+        () = serving => unreachable!("the accept loop ends only when told"),
+        signal = crate::stop_signal() => signal,
+    };
+    tracing::info!(%signal, "stopping: closing every session");
+    // Calls in flight end with CANCELLED and their replies go out; then the connections
+    // close as their responses end, and rmcp's streams (the SSE of MCP sessions) end.
+    stopping.stop();
+    if tokio::time::timeout(Duration::from_secs(5), stopping.calls_ended())
+        .await
+        .is_err()
+    {
+        tracing::warn!("tool calls still running after 5 s; stopping anyway");
     }
+    accepting.cancel();
+    let _ = tokio::time::timeout(Duration::from_secs(1), connections.closed()).await;
     stop.cancel();
+    if tokio::time::timeout(Duration::from_secs(5), connections.closed())
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open after 5 s; closing sessions anyway");
+    }
     service.shutdown().await;
     Ok(())
 }
 
-/// The gate in front of `/mcp`: Origin, then token, then MCP-session ownership.
+/// The connection cap: `configured`, or sized by the soft limit of open files after the
+/// share of `max_sessions` sessions; the limit is raised for it as far as allowed.
+fn connection_cap(configured: Option<usize>, max_sessions: usize) -> usize {
+    let reserved = pty_session::nofile::needed_for(max_sessions);
+    let wanted = configured.unwrap_or(connections::DEFAULT_MAX_CONNECTIONS);
+    let soft = pty_session::nofile::raise_to(reserved.saturating_add(wanted as u64));
+    match configured {
+        Some(cap) => {
+            if soft.is_some_and(|soft| soft < reserved.saturating_add(cap as u64)) {
+                tracing::warn!(
+                    max_connections = cap,
+                    soft_limit = soft,
+                    "the limit of open files leaves less room for sessions than maxSessions needs"
+                );
+            }
+            cap
+        }
+        None => connections::default_max_connections(soft, reserved),
+    }
+}
+
+/// Closes the legacy MCP sessions idle for `mcpSessionIdleSecs` and their PTY sessions,
+/// a few times per idle period, until `stop`.
+async fn expire_mcp_sessions(gate: Arc<Gate>, stop: CancellationToken) {
+    let period = (gate.mcp.idle() / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
+    let mut ticks = tokio::time::interval(period);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            _ = ticks.tick() => {}
+        }
+        for (id, principal) in gate.mcp.take_expired(Instant::now()) {
+            let owner = http_owner(&principal, Some(&id));
+            tracing::info!(%owner, idle_secs = gate.mcp.idle().as_secs(), "MCP session idle; closing it and its sessions");
+            if let Err(err) = gate.manager.close_session(&Arc::from(id.as_str())).await {
+                tracing::warn!(%owner, %err, "cannot close an idle MCP session");
+            }
+            gate.owners.forget(&owner);
+            gate.service.dispose(&owner).await;
+        }
+    }
+}
+
+/// The gate in front of `/mcp`: Origin, then token, then MCP-session ownership, then the
+/// body of a POST (its size, its time, whether it is JSON) and the token's MCP sessions.
 async fn check(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) -> Response {
     if let Some(origin) = request.headers().get(header::ORIGIN)
         && !is_loopback_origin(origin.as_bytes())
@@ -194,28 +272,73 @@ async fn check(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
             .into_response();
     };
     let mcp_session = mcp_session_id(request.headers());
-    if let Some(id) = &mcp_session
-        && gate.opened_by(id).is_some_and(|p| p != principal)
-    {
-        // Another token's session: answer as for an unknown one, which it is to us.
-        return (
-            StatusCode::NOT_FOUND,
-            "404 Not Found: no such MCP session\n",
-        )
-            .into_response();
+    let mut in_flight = None;
+    if let Some(id) = &mcp_session {
+        match gate.mcp.opened_by(id) {
+            // Another token's session: answer as for an unknown one, which it is to us.
+            Some(opener) if opener != principal => {
+                return (
+                    StatusCode::NOT_FOUND,
+                    "404 Not Found: no such MCP session\n",
+                )
+                    .into_response();
+            }
+            Some(_) => in_flight = gate.mcp.begin(id),
+            None => {}
+        }
+    }
+    let mut slot = None;
+    let mut checked_json = false;
+    if request.method() == Method::POST && is_json(request.headers()) {
+        let (parts, body) = request.into_parts();
+        let bytes = match read_body(&gate.limits, body).await {
+            Ok(bytes) => bytes,
+            Err(response) => return response,
+        };
+        let peek = match peek(&bytes) {
+            Ok(peek) => peek,
+            Err(err) => {
+                tracing::info!(principal = %principal.0, %err, "answered a request body that is not JSON with a parse error");
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    serde_json::Value::Null,
+                    -32700,
+                    &format!("Parse error: the request body is not JSON ({err})"),
+                );
+            }
+        };
+        checked_json = true;
+        if mcp_session.is_none() && peek.method.as_deref() == Some("initialize") {
+            match gate.mcp.reserve(&principal) {
+                Ok(reserved) => slot = Some(reserved),
+                Err(open) => return session_limit(&gate, &principal, open, peek.id),
+            }
+        }
+        request = Request::from_parts(parts, Body::from(bytes));
     }
     let deleting = request.method() == Method::DELETE;
     request.extensions_mut().insert(principal.clone());
-    let response = next.run(request).await;
+    let mut response = next.run(request).await;
 
-    if let Some(id) = mcp_session_id(response.headers()) {
-        gate.bind(id, &principal);
+    if checked_json && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        // rmcp's answer to JSON that is not a JSON-RPC message.
+        response = rpc_error(
+            StatusCode::BAD_REQUEST,
+            serde_json::Value::Null,
+            -32600,
+            "Invalid Request: the body is JSON but not a JSON-RPC message",
+        );
+    }
+    if let Some(id) = mcp_session_id(response.headers())
+        && gate.mcp.opened_by(&id).is_none()
+    {
+        gate.mcp.bind(id, &principal, slot);
     }
     if deleting
         && response.status().is_success()
         && let Some(id) = mcp_session
     {
-        gate.unbind(&id);
+        gate.mcp.unbind(&id);
         let owner = http_owner(&principal, Some(&id));
         tracing::info!(%owner, "MCP session deleted; closing its sessions");
         gate.owners.forget(&owner);
@@ -226,7 +349,122 @@ async fn check(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
             return StatusCode::NO_CONTENT.into_response();
         }
     }
-    response
+    match in_flight {
+        Some(in_flight) => hold_until_sent(response, in_flight),
+        None => response,
+    }
+}
+
+/// Whether a request says its body is JSON (else rmcp answers 415 itself).
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| {
+            let essence = value.split(';').next().unwrap_or_default();
+            essence.trim().eq_ignore_ascii_case("application/json")
+        })
+}
+
+/// Reads a request body within `maxRequestBytes` and `httpBodyTimeoutSecs`.
+async fn read_body(limits: &HttpLimits, body: Body) -> Result<Bytes, Response> {
+    match tokio::time::timeout(
+        limits.body_timeout,
+        axum::body::to_bytes(body, limits.max_body_bytes),
+    )
+    .await
+    {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(err)) => {
+            let too_large = std::error::Error::source(&err)
+                .is_some_and(|source| source.is::<http_body_util::LengthLimitError>());
+            Err(if too_large {
+                (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!(
+                        "413 Payload Too Large: a request body may have at most {} bytes \
+                         (maxRequestBytes)\n",
+                        limits.max_body_bytes
+                    ),
+                )
+                    .into_response()
+            } else {
+                (
+                    StatusCode::BAD_REQUEST,
+                    format!("400 Bad Request: cannot read the request body: {err}\n"),
+                )
+                    .into_response()
+            })
+        }
+        Err(_) => Err((
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "408 Request Timeout: the request body did not arrive within {} s \
+                 (httpBodyTimeoutSecs)\n",
+                limits.body_timeout.as_secs()
+            ),
+        )
+            .into_response()),
+    }
+}
+
+/// What the gate looks at in a JSON-RPC request body: its method and id.
+#[derive(Debug, Default, Deserialize)]
+struct Peek {
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default)]
+    id: Option<serde_json::Value>,
+}
+
+/// The method and id of a body, `Peek::default()` for JSON of another shape, an error for
+/// a body that is not JSON. One pass over the body when it is an object.
+fn peek(body: &[u8]) -> Result<Peek, serde_json::Error> {
+    match serde_json::from_slice::<Peek>(body) {
+        Ok(peek) => Ok(peek),
+        Err(err) if err.is_data() => {
+            serde_json::from_slice::<serde::de::IgnoredAny>(body)?;
+            Ok(Peek::default())
+        }
+        Err(err) => Err(err),
+    }
+}
+
+/// A JSON-RPC error response.
+fn rpc_error(status: StatusCode, id: serde_json::Value, code: i64, message: &str) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// The answer to an `initialize` of a token that has all the MCP sessions it may.
+fn session_limit(
+    gate: &Gate,
+    principal: &Principal,
+    open: usize,
+    id: Option<serde_json::Value>,
+) -> Response {
+    tracing::warn!(principal = %principal.0, open, "refused an MCP session: the token has the most it may");
+    let message = format!(
+        "SESSION_LIMIT: token {:?} has {open} open MCP sessions, the most it may \
+         (maxMcpSessionsPerToken = {}); end sessions you no longer use with DELETE, or wait \
+         until idle ones close after {} s (mcpSessionIdleSecs)",
+        &*principal.0,
+        gate.mcp.max_per_token(),
+        gate.mcp.idle().as_secs()
+    );
+    // 200 with a JSON-RPC error: every client shows that to its user, some drop the body
+    // of a 429.
+    rpc_error(
+        StatusCode::OK,
+        id.unwrap_or(serde_json::Value::Null),
+        -32000,
+        &message,
+    )
 }
 
 fn mcp_session_id(headers: &HeaderMap) -> Option<String> {

@@ -9,15 +9,21 @@
 //! - [`tools`]: the one handler, a method per tool; [`wire`]: arguments and results as
 //!   they travel; [`reply`]: the text block and the one error mapping.
 //! - [`owner`]: who is calling; [`auth`]: bearer tokens.
-//! - [`stdio`], [`http`]: the transports, serving the same handler.
+//! - [`stdio`], [`http`]: the transports, serving the same handler; [`stdio_framing`]:
+//!   the lines of stdio, parse errors answered and requests in flight bounded;
+//!   [`connections`]: HTTP connections under a cap; [`mcp_sessions`]: legacy MCP
+//!   sessions per token, capped and expired.
 
 pub mod auth;
 pub mod cli;
 pub mod config;
+pub mod connections;
 pub mod http;
+pub mod mcp_sessions;
 pub mod owner;
 pub mod reply;
 pub mod stdio;
+pub mod stdio_framing;
 pub mod tools;
 pub mod wire;
 

@@ -40,16 +40,26 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         match cli.command {
             Command::Mcp { config } => {
                 let settings = config.settings(None)?;
-                stdio::serve(PtyService::new(settings.service)).await
+                stdio::serve(
+                    PtyService::new(settings.service),
+                    settings.max_request_bytes,
+                )
+                .await
             }
-            Command::Serve { serve, config } => {
-                let settings = config.settings(serve.owner_idle_timeout_secs)?;
+            Command::Serve {
+                serve,
+                config,
+                limits,
+            } => {
+                let settings = config.settings(Some(&limits))?;
                 let options = ServeOptions {
                     listen: serve.listen,
                     tokens_file: serve.tokens,
                     token_env: std::env::var(pty_session_server::auth::TOKEN_ENV).ok(),
                     token_file: serve.token_file,
                     owner_idle_timeout: settings.owner_idle_timeout,
+                    max_sessions: settings.service.max_sessions,
+                    limits: settings.http,
                 };
                 http::serve(PtyService::new(settings.service), options).await
             }

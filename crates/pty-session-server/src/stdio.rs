@@ -1,20 +1,25 @@
 //! `pty-session mcp`: MCP over stdio, the one client being the one owner. When stdin ends,
 //! or on SIGTERM or SIGINT, every session is closed (process trees reaped) before exit.
+//! The lines in between go through [`crate::stdio_framing`].
 
 use anyhow::Context;
 use pty_session::{Owner, PtyService};
 use rmcp::ServiceExt;
 
+use crate::stdio_framing;
 use crate::tools::PtyTools;
 
-/// Serves the client on stdin/stdout until it goes away or a signal asks to stop.
-pub async fn serve(service: PtyService) -> anyhow::Result<()> {
+/// Serves the client on stdin/stdout until it goes away or a signal asks to stop; a line
+/// of stdin may have `max_line` bytes.
+pub async fn serve(service: PtyService, max_line: usize) -> anyhow::Result<()> {
     let tools = PtyTools::stdio(service.clone(), Owner::new("stdio"));
     let served = async {
         // Non-blocking pipes where the client gave us pipes, so that a pending read of
-        // stdin cannot hold up the exit.
+        // stdin cannot hold up the exit; framed by us, so that every bad line is answered
+        // and requests are read only as fast as replies are written.
+        let (stdin, stdout) = rmcp::transport::stdio_pipes();
         let running = tools
-            .serve(rmcp::transport::stdio_pipes())
+            .serve(stdio_framing::transport(stdin, stdout, max_line))
             .await
             .context("MCP start-up over stdio failed")?;
         let reason = running

@@ -14,6 +14,7 @@ use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::owner::{ActiveOwner, Caller, Owners};
 use crate::reply;
@@ -28,6 +29,44 @@ use crate::wire::{
 pub struct PtyTools {
     service: PtyService,
     caller: Caller,
+    stopping: Stopping,
+}
+
+/// The server's stop as the tools see it: when it fires, a call in flight ends at once
+/// with `CANCELLED` (its reply still goes out), and the server can wait for every call to
+/// have ended before it closes connections. Cheap to clone.
+#[derive(Clone, Default)]
+pub struct Stopping {
+    token: CancellationToken,
+    calls: TaskTracker,
+}
+
+impl Stopping {
+    /// Ends the calls in flight, and any call made from now on, with `CANCELLED`.
+    pub fn stop(&self) {
+        self.token.cancel();
+    }
+
+    /// Waits until no call is in flight (after [`Stopping::stop`]).
+    pub async fn calls_ended(&self) {
+        self.calls.close();
+        self.calls.wait().await;
+    }
+
+    /// Runs `call`, which ends with `CANCELLED` once `cancel` is cancelled, cancelling
+    /// `cancel` when the server stops; the call counts as in flight meanwhile.
+    async fn run<T>(&self, cancel: &CancellationToken, call: impl Future<Output = T>) -> T {
+        let _in_flight = self.calls.token();
+        let mut call = std::pin::pin!(call);
+        tokio::select! {
+            biased;
+            out = call.as_mut() => out,
+            () = self.token.cancelled() => {
+                cancel.cancel();
+                call.await
+            }
+        }
+    }
 }
 
 #[tool_router]
@@ -54,7 +93,9 @@ impl PtyTools {
         arguments: JsonObject,
     ) -> Result<CallToolResult, ErrorData> {
         let caller = self.caller(&ctx)?;
-        Ok(self.open(caller.owner(), arguments, &ctx.ct).await)
+        let cancel = ctx.ct.child_token();
+        let call = self.open(caller.owner(), arguments, &cancel);
+        Ok(self.stopping.run(&cancel, call).await)
     }
 
     /// Type into a session and wait until the output settled: the process exited, it waits
@@ -79,7 +120,9 @@ impl PtyTools {
         arguments: JsonObject,
     ) -> Result<CallToolResult, ErrorData> {
         let caller = self.caller(&ctx)?;
-        Ok(self.send(caller.owner(), arguments, &ctx.ct).await)
+        let cancel = ctx.ct.child_token();
+        let call = self.send(caller.owner(), arguments, &cancel);
+        Ok(self.stopping.run(&cancel, call).await)
     }
 
     /// Read what a session printed since the last reply, without typing and without
@@ -99,7 +142,9 @@ impl PtyTools {
         arguments: JsonObject,
     ) -> Result<CallToolResult, ErrorData> {
         let caller = self.caller(&ctx)?;
-        Ok(self.tail(caller.owner(), arguments).await)
+        let call = self.tail(caller.owner(), arguments);
+        // Quick calls: they end by themselves, the server waits for them.
+        Ok(self.stopping.run(&CancellationToken::new(), call).await)
     }
 
     /// Show what the session's terminal window shows now, as a person would see it: the
@@ -134,7 +179,9 @@ impl PtyTools {
         arguments: JsonObject,
     ) -> Result<CallToolResult, ErrorData> {
         let caller = self.caller(&ctx)?;
-        Ok(self.close(caller.owner(), arguments).await)
+        let call = self.close(caller.owner(), arguments);
+        // Quick calls: they end by themselves, the server waits for them.
+        Ok(self.stopping.run(&CancellationToken::new(), call).await)
     }
 }
 
@@ -158,14 +205,17 @@ impl PtyTools {
         PtyTools {
             service,
             caller: Caller::Stdio(owner),
+            stopping: Stopping::default(),
         }
     }
 
-    /// A handler for HTTP requests, whose owners come from the request.
-    pub fn http(service: PtyService, owners: Owners) -> PtyTools {
+    /// A handler for HTTP requests, whose owners come from the request; `stopping` ends
+    /// its calls when the server stops.
+    pub fn http(service: PtyService, owners: Owners, stopping: Stopping) -> PtyTools {
         PtyTools {
             service,
             caller: Caller::Http(owners),
+            stopping,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Integration tests: the real `pty-session` binary, driven by the rmcp client over stdio
 //! and over streamable HTTP (current protocol and a legacy one with MCP sessions).
 
+mod abuse;
 mod auth;
 mod cancel;
 mod cli;

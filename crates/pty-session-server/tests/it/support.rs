@@ -104,7 +104,14 @@ pub async fn http_server(args: &[&str], env: &[(&str, &str)]) -> HttpServer {
     let mut command = Command::new(BIN);
     command
         .args(["serve", "--listen", "127.0.0.1:0"])
-        .args(args)
+        .args(args);
+    http_server_from(command, env).await
+}
+
+/// Like [`http_server`], for a command that ends up running `pty-session serve` on
+/// 127.0.0.1:0 (e.g. under `sh -c "ulimit ..."`).
+pub async fn http_server_from(mut command: Command, env: &[(&str, &str)]) -> HttpServer {
+    command
         .env_remove("PTY_SESSION_TOKEN")
         .envs(env.iter().copied())
         .stdin(ProcessStdio::null())
@@ -121,16 +128,18 @@ pub async fn http_server(args: &[&str], env: &[(&str, &str)]) -> HttpServer {
             let mut lines = BufReader::new(stderr).lines();
             let mut addr_tx = Some(addr_tx);
             while let Ok(Some(line)) = lines.next_line().await {
+                eprintln!("[server] {line}");
+                {
+                    let mut log = log.lock().unwrap();
+                    log.push_str(&line);
+                    log.push('\n');
+                }
                 if let Some(rest) = line.split("listening on http://").nth(1)
                     && let Some(addr) = rest.strip_suffix("/mcp")
                     && let Some(tx) = addr_tx.take()
                 {
                     let _ = tx.send(addr.parse::<SocketAddr>().unwrap());
                 }
-                eprintln!("[server] {line}");
-                let mut log = log.lock().unwrap();
-                log.push_str(&line);
-                log.push('\n');
             }
         });
     }
@@ -369,3 +378,21 @@ pub async fn exit_success(child: &mut Child) -> bool {
 }
 
 pub use pty_session_testkit::alive;
+
+/// The resident memory of process `pid`, in KiB.
+pub fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|kib| kib.parse().ok())
+        .expect("VmRSS in /proc/PID/status")
+}
+
+/// How many descriptors process `pid` has open.
+pub fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}

@@ -1,0 +1,354 @@
+//! Serving HTTP/1.1 connections under a cap, so that nobody on the machine can take every
+//! descriptor and lock the agents out.
+//!
+//! hyper serves each connection, with its `header_read_timeout`: a connection that has not
+//! sent a whole request head that long after the server began waiting for one — one that
+//! sends nothing, one that dribbles a head, one kept alive between requests — is closed.
+//! At most `maxConnections` are open at once. A connection accepted beyond that closes
+//! the open one that has been idle longest (no request in flight: it is waiting for a
+//! head), as nginx drains its reusable connections when it runs out. So a client that
+//! sends its request promptly is served however many connections others hold open, and
+//! a new connection is refused only when every open one is serving a request, which
+//! takes an accepted token.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Body;
+use axum::body::Bytes;
+use http::{Request, Response};
+use hyper::body::{Frame, Incoming, SizeHint};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tower::ServiceExt as _;
+
+/// The default of `maxConnections` when the descriptor limit leaves room for it.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// The fewest connections a default cap allows, however low the descriptor limit.
+const MIN_CONNECTIONS: usize = 16;
+
+/// The default connection cap for a soft limit of open files `soft` (`None`: unlimited)
+/// of which `reserved` are the sessions' share: what the limit leaves, at most
+/// [`DEFAULT_MAX_CONNECTIONS`]; when it leaves less than 16, a quarter of
+/// the limit (sessions then fit fewer than `maxSessions`, as they would anyway).
+pub fn default_max_connections(soft: Option<u64>, reserved: u64) -> usize {
+    let Some(soft) = soft else {
+        return DEFAULT_MAX_CONNECTIONS;
+    };
+    let left = usize::try_from(soft.saturating_sub(reserved)).unwrap_or(usize::MAX);
+    if left >= MIN_CONNECTIONS {
+        left.min(DEFAULT_MAX_CONNECTIONS)
+    } else {
+        usize::try_from(soft / 4)
+            .unwrap_or(usize::MAX)
+            .max(MIN_CONNECTIONS)
+    }
+}
+
+/// What [`Connections`] enforces.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionLimits {
+    /// Connections open at once.
+    pub max_connections: usize,
+    /// hyper's `header_read_timeout`: how long a connection may wait without a whole
+    /// request head (new, dribbling, or kept alive between requests).
+    pub idle_timeout: Duration,
+}
+
+/// The open connections. Cheap to clone.
+#[derive(Clone)]
+pub struct Connections {
+    limits: ConnectionLimits,
+    table: Arc<Mutex<Table>>,
+    tasks: TaskTracker,
+}
+
+#[derive(Default)]
+struct Table {
+    next: u64,
+    open: HashMap<u64, Entry>,
+}
+
+struct Entry {
+    /// Requests in flight: from the call of the service until its response body is done.
+    busy: usize,
+    /// When it last became idle (accepted, or its last response ended).
+    idle_since: Instant,
+    /// Cancelled to close it at once.
+    evict: CancellationToken,
+}
+
+/// The connection to close for a new one when the table is full: among the idle ones
+/// (`busy == 0`), the one idle since the earliest instant; `None` when every one is busy.
+/// Ties go to the lowest id (the oldest connection).
+fn victim(open: impl IntoIterator<Item = (u64, usize, Instant)>) -> Option<u64> {
+    open.into_iter()
+        .filter(|(_, busy, _)| *busy == 0)
+        .min_by_key(|(id, _, since)| (*since, *id))
+        .map(|(id, _, _)| id)
+}
+
+/// What to do with a connection just accepted.
+enum Admission {
+    /// Serve it as `id`; it closes at once when `evict` is cancelled.
+    Serve { id: u64, evict: CancellationToken },
+    /// Every open connection is serving a request: close it.
+    Refuse,
+}
+
+impl Table {
+    fn admit(&mut self, cap: usize, now: Instant) -> Admission {
+        if self.open.len() >= cap {
+            let candidates = self.open.iter().map(|(id, e)| (*id, e.busy, e.idle_since));
+            let Some(old) = victim(candidates) else {
+                return Admission::Refuse;
+            };
+            if let Some(entry) = self.open.remove(&old) {
+                entry.evict.cancel();
+            }
+        }
+        let id = self.next;
+        self.next += 1;
+        let evict = CancellationToken::new();
+        self.open.insert(
+            id,
+            Entry {
+                busy: 0,
+                idle_since: now,
+                evict: evict.clone(),
+            },
+        );
+        Admission::Serve { id, evict }
+    }
+}
+
+/// A request in flight on connection `id`; the connection counts as busy until it drops.
+struct Busy {
+    table: Arc<Mutex<Table>>,
+    id: u64,
+}
+
+impl Busy {
+    fn begin(table: &Arc<Mutex<Table>>, id: u64) -> Busy {
+        if let Some(entry) = table.lock().expect("connections lock").open.get_mut(&id) {
+            entry.busy += 1;
+        }
+        Busy {
+            table: table.clone(),
+            id,
+        }
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        if let Some(entry) = self
+            .table
+            .lock()
+            .expect("connections lock")
+            .open
+            .get_mut(&self.id)
+        {
+            entry.busy = entry.busy.saturating_sub(1);
+            entry.idle_since = Instant::now();
+        }
+    }
+}
+
+/// `response` with `guard` kept alive until its body is done or dropped.
+pub fn hold_until_sent<G: Send + Unpin + 'static>(
+    response: Response<Body>,
+    guard: G,
+) -> Response<Body> {
+    response.map(|inner| {
+        Body::new(Guarded {
+            inner,
+            _guard: guard,
+        })
+    })
+}
+
+/// A body that holds a guard; everything else, its size included, is its inner body's.
+struct Guarded<G> {
+    inner: Body,
+    _guard: G,
+}
+
+impl<G: Unpin> hyper::body::Body for Guarded<G> {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl Connections {
+    pub fn new(limits: ConnectionLimits) -> Connections {
+        Connections {
+            limits,
+            table: Arc::default(),
+            tasks: TaskTracker::new(),
+        }
+    }
+
+    /// How many connections are open.
+    pub fn open(&self) -> usize {
+        self.table.lock().expect("connections lock").open.len()
+    }
+
+    /// Accepts and serves connections with `app` until `stop`, then asks every open one to
+    /// close once its requests are answered (see [`Connections::closed`]).
+    pub async fn serve(&self, listener: TcpListener, app: Router, stop: CancellationToken) {
+        let mut last_complaint: Option<Instant> = None;
+        loop {
+            let accepted = tokio::select! {
+                () = stop.cancelled() => break,
+                accepted = listener.accept() => accepted,
+            };
+            match accepted {
+                Ok((stream, _peer)) => self.admit(stream, &app, &stop),
+                Err(err) => {
+                    // Out of descriptors, mostly: those in use are freed by the caps and
+                    // timeouts; retry shortly, without a log line per attempt.
+                    if last_complaint.is_none_or(|at| at.elapsed() >= Duration::from_secs(10)) {
+                        tracing::warn!(%err, "cannot accept a connection; retrying");
+                        last_complaint = Some(Instant::now());
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        }
+        self.tasks.close();
+    }
+
+    /// Waits until every connection is closed (after `stop` of [`Connections::serve`]).
+    pub async fn closed(&self) {
+        self.tasks.close();
+        self.tasks.wait().await;
+    }
+
+    fn admit(&self, stream: TcpStream, app: &Router, stop: &CancellationToken) {
+        // Replies are not held back for Nagle's algorithm.
+        let _ = stream.set_nodelay(true);
+        let admission = self
+            .table
+            .lock()
+            .expect("connections lock")
+            .admit(self.limits.max_connections, Instant::now());
+        let Admission::Serve { id, evict } = admission else {
+            tracing::warn!(
+                max_connections = self.limits.max_connections,
+                "refused a connection: every open connection is serving a request"
+            );
+            return;
+        };
+        let table = self.table.clone();
+        let app = app.clone();
+        let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+            let busy = Busy::begin(&table, id);
+            let app = app.clone();
+            async move {
+                let response = app.oneshot(request).await?;
+                Ok::<_, Infallible>(hold_until_sent(response, busy))
+            }
+        });
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder
+            .timer(TokioTimer::new())
+            .header_read_timeout(self.limits.idle_timeout);
+        let stop = stop.clone();
+        let table = self.table.clone();
+        self.tasks.spawn(async move {
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            let mut connection = std::pin::pin!(connection);
+            let result = tokio::select! {
+                result = connection.as_mut() => Some(result),
+                () = evict.cancelled() => None,
+                () = stop.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    tokio::select! {
+                        result = connection.as_mut() => Some(result),
+                        () = evict.cancelled() => None,
+                    }
+                }
+            };
+            if let Some(Err(err)) = result {
+                tracing::debug!(%err, "connection ended");
+            }
+            table.lock().expect("connections lock").open.remove(&id);
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_longest_idle_connection_makes_room() {
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        assert_eq!(
+            victim([(1, 0, at(30)), (2, 0, at(10)), (3, 1, at(0))]),
+            Some(2)
+        );
+        assert_eq!(victim([(4, 0, at(10)), (2, 0, at(10))]), Some(2), "a tie");
+        assert_eq!(victim([(1, 2, at(0)), (2, 1, at(0))]), None, "all busy");
+        assert_eq!(victim([]), None);
+    }
+
+    #[test]
+    fn a_full_table_closes_the_longest_idle_or_refuses() {
+        let t0 = Instant::now();
+        let mut table = Table::default();
+        let mut evicts = Vec::new();
+        for ms in 0..3 {
+            let Admission::Serve { id, evict } = table.admit(3, t0 + Duration::from_millis(ms))
+            else {
+                panic!("room for three")
+            };
+            evicts.push((id, evict));
+        }
+        table.open.get_mut(&0).unwrap().busy = 1;
+        let Admission::Serve { id, .. } = table.admit(3, t0 + Duration::from_millis(5)) else {
+            panic!("an idle one makes room")
+        };
+        assert_eq!(id, 3);
+        assert!(!evicts[0].1.is_cancelled(), "the busy one stays");
+        assert!(evicts[1].1.is_cancelled(), "the longest idle goes");
+        assert_eq!(table.open.len(), 3);
+        for entry in table.open.values_mut() {
+            entry.busy = 1;
+        }
+        assert!(matches!(table.admit(3, t0), Admission::Refuse));
+        assert_eq!(table.open.len(), 3);
+    }
+
+    #[test]
+    fn default_caps_leave_the_sessions_their_share() {
+        assert_eq!(default_max_connections(None, 3328), DEFAULT_MAX_CONNECTIONS);
+        assert_eq!(default_max_connections(Some(20_000), 3328), 1024);
+        assert_eq!(default_max_connections(Some(3328 + 300), 3328), 300);
+        assert_eq!(default_max_connections(Some(512), 3328), 128);
+        assert_eq!(default_max_connections(Some(20), 3328), MIN_CONNECTIONS);
+    }
+}
