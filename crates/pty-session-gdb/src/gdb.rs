@@ -14,10 +14,10 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use pty_session::limits::{MAX_LINES, MAX_TIMEOUT_MS};
+use pty_session::limits::{MAX_BYTES, MAX_LINES, MAX_TIMEOUT_MS};
 use pty_session::{
     CancellationToken, ExitStatus, OpenRequest, Output, Owner, PtyService, SendRequest, SessionId,
-    Settle, SettleReason, Status,
+    Settle, SettleReason, Status, TailRequest,
 };
 
 use crate::parse::{parse_line, parse_record};
@@ -118,7 +118,8 @@ impl Gdb {
             .env("DEBUGINFOD_URLS", "")
             .until(PROMPT)
             .timeout_ms(millis(timeout).max(1))
-            .lines(MAX_LINES);
+            .lines(MAX_LINES)
+            .max_bytes(MAX_BYTES);
         for (name, value) in &options.env {
             request = request.env(name, value);
         }
@@ -382,7 +383,8 @@ impl Gdb {
                 .quiet_ms(left)
                 .timeout_ms(left)
                 .until(until)
-                .lines(MAX_LINES);
+                .lines(MAX_LINES)
+                .max_bytes(MAX_BYTES);
             match self.pty.send(&self.owner, &self.id, request).await {
                 Ok(sent) => {
                     self.absorb(&sent.delta);
@@ -422,10 +424,7 @@ impl Gdb {
 
     /// Reads what arrived without waiting.
     async fn read_unread(&mut self) -> Result<()> {
-        let tail = self
-            .pty
-            .tail(&self.owner, &self.id, Some(MAX_LINES))
-            .await?;
+        let tail = self.pty.tail(&self.owner, &self.id, everything()).await?;
         self.absorb(&tail.output);
         self.status = tail.status;
         Ok(())
@@ -503,4 +502,9 @@ impl Drop for Gdb {
         }
         self.pty.close_in_background(&self.owner, &self.id);
     }
+}
+
+/// A plain read with the largest budgets: a protocol driver must see every line.
+fn everything() -> TailRequest {
+    TailRequest::new().lines(MAX_LINES).max_bytes(MAX_BYTES)
 }

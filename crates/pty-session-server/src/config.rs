@@ -26,11 +26,11 @@ const MIN_REQUEST_BYTES: u64 = 4096;
 #[derive(Debug, Default, Clone, clap::Args)]
 #[command(next_help_heading = "Configuration (flags win over the --config file)")]
 pub struct ConfigArgs {
-    /// A TOML file with any of the keys backendType, tailLines, scrollbackLines,
-    /// scrollbackBytes, maxSessionsPerOwner, maxSessions, maxRequestBytes,
-    /// ownerIdleTimeoutSecs, maxConnections, httpIdleTimeoutSecs, httpBodyTimeoutSecs,
-    /// maxMcpSessionsPerToken, mcpSessionIdleSecs, recordDir, recordInput, recordMaxBytes
-    /// and a defaultEnv table
+    /// A TOML file with any of the keys backendType, tailLines, tailBytes, scrollbackLines,
+    /// scrollbackBytes, maxSessionsPerOwner, maxSessions, maxExitedPerOwner,
+    /// maxRequestBytes, ownerIdleTimeoutSecs, maxConnections, httpIdleTimeoutSecs,
+    /// httpBodyTimeoutSecs, maxMcpSessionsPerToken, mcpSessionIdleSecs, recordDir,
+    /// recordInput, recordMaxBytes and a defaultEnv table
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// How pty_open runs a command: "shell" (/bin/sh -c, the default) or "exec" (split
@@ -40,21 +40,29 @@ pub struct ConfigArgs {
     /// How many lines a reply returns at most when the call gives no budget [default: 200]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub tail_lines: Option<u64>,
+    /// How many bytes of lines a reply returns at most when the call gives no budget
+    /// (1024..=1048576) [default: 32768]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1024..=1_048_576))]
+    pub tail_bytes: Option<u64>,
     /// How many completed lines each session keeps [default: 10000]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub scrollback_lines: Option<u64>,
     /// How many bytes of completed lines each session keeps [default: 8388608]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub scrollback_bytes: Option<u64>,
-    /// Open sessions one owner may have at once [default: 32]
+    /// Running sessions one owner may have at once (exited ones do not count) [default: 32]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_sessions_per_owner: Option<u64>,
-    /// Open sessions the server may have at once [default: 1024]
+    /// Running sessions the server may have at once [default: 1024]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_sessions: Option<u64>,
     /// The largest request: an HTTP body, or a line over stdio [default: 8388608]
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(MIN_REQUEST_BYTES..))]
     pub max_request_bytes: Option<u64>,
+    /// Exited sessions one owner keeps readable until it closes them; past it, the oldest
+    /// are closed [default: 32]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_exited_per_owner: Option<u64>,
     /// Sets an environment variable for every session, over the built-in defaults
     /// (TERM=xterm-256color, PAGER=cat, GIT_PAGER=cat, LANG=C.UTF-8 without a locale);
     /// NAME= removes that default. Repeatable
@@ -129,6 +137,8 @@ struct FileConfig {
     max_sessions_per_owner: Option<u64>,
     max_sessions: Option<u64>,
     owner_idle_timeout_secs: Option<u64>,
+    tail_bytes: Option<u64>,
+    max_exited_per_owner: Option<u64>,
     #[serde(default)]
     default_env: BTreeMap<String, String>,
     record_dir: Option<PathBuf>,
@@ -182,7 +192,7 @@ impl ConfigArgs {
         if let Some(backend) = self.backend_type.clone().or(file.backend_type) {
             service.backend_type = backend;
         }
-        let numbers: [(&str, Option<u64>, Option<u64>, &mut usize); 5] = [
+        let numbers: [(&str, Option<u64>, Option<u64>, &mut usize); 7] = [
             (
                 "tailLines",
                 self.tail_lines,
@@ -212,6 +222,18 @@ impl ConfigArgs {
                 self.max_sessions,
                 file.max_sessions,
                 &mut service.max_sessions,
+            ),
+            (
+                "tailBytes",
+                self.tail_bytes,
+                file.tail_bytes,
+                &mut service.tail_bytes,
+            ),
+            (
+                "maxExitedPerOwner",
+                self.max_exited_per_owner,
+                file.max_exited_per_owner,
+                &mut service.max_exited_per_owner,
             ),
         ];
         for (key, flag, from_file, field) in numbers {
@@ -355,7 +377,7 @@ mod tests {
         check_error(
             "tailLine = 5",
             expect![
-                "key `tailLine`: unknown field `tailLine`, expected one of `backendType`, `tailLines`, `scrollbackLines`, `scrollbackBytes`, `maxSessionsPerOwner`, `maxSessions`, `ownerIdleTimeoutSecs`, `defaultEnv`, `recordDir`, `recordInput`, `recordMaxBytes`, `maxRequestBytes`, `maxConnections`, `httpIdleTimeoutSecs`, `httpBodyTimeoutSecs`, `maxMcpSessionsPerToken`, `mcpSessionIdleSecs`"
+                "key `tailLine`: unknown field `tailLine`, expected one of `backendType`, `tailLines`, `scrollbackLines`, `scrollbackBytes`, `maxSessionsPerOwner`, `maxSessions`, `ownerIdleTimeoutSecs`, `tailBytes`, `maxExitedPerOwner`, `defaultEnv`, `recordDir`, `recordInput`, `recordMaxBytes`, `maxRequestBytes`, `maxConnections`, `httpIdleTimeoutSecs`, `httpBodyTimeoutSecs`, `maxMcpSessionsPerToken`, `mcpSessionIdleSecs`"
             ],
         );
         check_error(
@@ -381,6 +403,7 @@ mod tests {
             &path,
             "backendType = \"exec\"\ntailLines = 7\nmaxSessions = 9\nownerIdleTimeoutSecs = 0\n\
              maxConnections = 40\nhttpIdleTimeoutSecs = 7\n\
+             tailBytes = 4096\nmaxExitedPerOwner = 5\n\
              [defaultEnv]\nPAGER = \"less\"\nEDITOR = \"vi\"\n",
         )
         .unwrap();
@@ -401,6 +424,8 @@ mod tests {
             settings.service.max_sessions_per_owner, 32,
             "the default stays"
         );
+        assert_eq!(settings.service.tail_bytes, 4096);
+        assert_eq!(settings.service.max_exited_per_owner, 5);
         assert_eq!(settings.service.default_env["PAGER"], "less");
         assert_eq!(settings.service.default_env["EDITOR"], "nano");
         assert_eq!(
@@ -419,6 +444,24 @@ mod tests {
         assert_eq!(settings.http.max_mcp_sessions_per_token, 5);
         assert_eq!(settings.http.mcp_session_idle, Duration::from_secs(300));
         assert_eq!(settings.max_request_bytes, 8 * 1024 * 1024);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_tail_bytes_out_of_range_in_the_file_is_refused() {
+        let dir = std::env::temp_dir().join(format!("pty-session-bytes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("config.toml");
+        std::fs::write(&path, "tailBytes = 100\n").unwrap();
+        let args = ConfigArgs {
+            config: Some(path),
+            ..ConfigArgs::default()
+        };
+        let err = format!("{:#}", args.settings(None).unwrap_err());
+        assert!(
+            err.contains("tailBytes 100 is out of range; give 1024..=1048576"),
+            "{err}"
+        );
         std::fs::remove_dir_all(dir).unwrap();
     }
 

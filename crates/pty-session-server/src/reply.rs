@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use pty_session::Error;
+use pty_session::{Error, Rest};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
 
@@ -94,7 +94,8 @@ pub fn opened(result: &OpenResult) -> CallToolResult {
     let mut status = Status::new(&result.session_id, result.status, &result.exit);
     status.part(format!("pid {}", result.pid));
     status.settled_by(result.settled_by);
-    status.truncation(result.truncated, result.skipped);
+    status.unread_left_out(result.skipped, result.rest);
+    status.cut(result.cut_lines);
     status.pending(&result.pending);
     status.alt_screen(result.alt_screen);
     status.cursor(result.cursor);
@@ -105,7 +106,8 @@ pub fn opened(result: &OpenResult) -> CallToolResult {
 pub fn sent(id: &str, result: &SendResult) -> CallToolResult {
     let mut status = Status::new(id, result.status, &result.exit);
     status.settled_by(result.settled_by);
-    status.truncation(result.truncated, result.skipped);
+    status.unread_left_out(result.skipped, result.rest);
+    status.cut(result.cut_lines);
     status.pending(&result.pending);
     status.alt_screen(result.alt_screen);
     status.cursor(result.cursor);
@@ -115,11 +117,40 @@ pub fn sent(id: &str, result: &SendResult) -> CallToolResult {
 
 pub fn tail(id: &str, result: &TailResult) -> CallToolResult {
     let mut status = Status::new(id, result.status, &result.exit);
-    status.part(format!(
-        "{} new lines, {} in total",
-        result.lines, result.total_lines
-    ));
-    status.truncation(result.truncated, result.skipped);
+    if let Some(reason) = result.settled_by {
+        status.settled_by(reason);
+    }
+    if result.reread {
+        let lines = match result.lines {
+            0 => "no lines".to_owned(),
+            1 => format!("line {}", result.first_line),
+            n => format!(
+                "lines {}..{}",
+                result.first_line,
+                result.first_line + n as u64
+            ),
+        };
+        status.part(format!("{lines} re-read, {} in total", result.total_lines));
+        if result.skipped > 0 {
+            status.part(format!(
+                "{} asked-for lines gone from the scrollback (it keeps {}..{})",
+                result.skipped, result.line_begin, result.line_end
+            ));
+        }
+        if let Some(rest) = result.rest {
+            status.part(format!(
+                "… {} later lines: pty_tail from {}",
+                rest.lines, rest.from
+            ));
+        }
+    } else {
+        status.part(format!(
+            "{} new lines, {} in total",
+            result.lines, result.total_lines
+        ));
+        status.unread_left_out(result.skipped, result.rest);
+    }
+    status.cut(result.cut_lines);
     status.pending(&result.pending);
     status.alt_screen(result.alt_screen);
     success(result, status.after(&result.text))
@@ -169,9 +200,24 @@ impl Status {
         self.part(format!("settled by {reason}"));
     }
 
-    fn truncation(&mut self, truncated: bool, skipped: u64) {
-        if truncated {
-            self.part(format!("truncated: {skipped} unread lines skipped"));
+    /// Unread lines a reply left out, and how to get those still kept.
+    fn unread_left_out(&mut self, skipped: u64, rest: Option<Rest>) {
+        if skipped == 0 {
+            return;
+        }
+        self.part(format!("truncated: {skipped} unread lines skipped"));
+        if let Some(rest) = rest {
+            self.part(format!(
+                "… {} earlier lines: pty_tail from {}",
+                rest.lines, rest.from
+            ));
+        }
+    }
+
+    /// Lines cut to the byte budget.
+    fn cut(&mut self, cut_lines: usize) {
+        if cut_lines > 0 {
+            self.part(format!("{cut_lines} line longer than maxBytes cut to it"));
         }
     }
 
@@ -265,16 +311,18 @@ mod tests {
                 pending: ">>> ".into(),
                 truncated: false,
                 skipped: 0,
+                cut_lines: 0,
                 settled_by: "input",
                 alt_screen: false,
                 screen: None,
                 cursor: None,
+                rest: None,
             }),
             expect![[r#"
                 Python 3.13.5
                 [p7k2m9q4 running · pid 4242 · settled by input · pending: ">>> "]
                 ---
-                {"initialOutput":"Python 3.13.5\n","pending":">>> ","pid":4242,"sessionId":"p7k2m9q4","settledBy":"input","skipped":0,"status":"running","truncated":false}
+                {"cutLines":0,"initialOutput":"Python 3.13.5\n","pending":">>> ","pid":4242,"sessionId":"p7k2m9q4","settledBy":"input","skipped":0,"status":"running","truncated":false}
                 isError=Some(false)"#]],
         );
     }
@@ -294,19 +342,24 @@ mod tests {
                     pending: String::new(),
                     truncated: true,
                     skipped: 9,
+                    cut_lines: 1,
                     settled_by: "exit",
                     alt_screen: true,
                     screen: Some("~\n\"x\" 1L written".into()),
                     cursor: Some(CursorPosition { row: 1, col: 0 }),
+                    rest: Some(Rest {
+                        lines: 4,
+                        from: 1234,
+                    }),
                 },
             ),
             expect![[r#"
                 line 9
                 ~
                 "x" 1L written
-                [abcd2345 exited · killed by SIGKILL · settled by exit · truncated: 9 unread lines skipped · alt screen on · cursor 1,0]
+                [abcd2345 exited · killed by SIGKILL · settled by exit · truncated: 9 unread lines skipped · … 4 earlier lines: pty_tail from 1234 · 1 line longer than maxBytes cut to it · alt screen on · cursor 1,0]
                 ---
-                {"altScreen":true,"cursor":{"col":0,"row":1},"delta":"line 9\n","pending":"","screen":"~\n\"x\" 1L written","settledBy":"exit","signal":"SIGKILL","skipped":9,"status":"exited","truncated":true}
+                {"altScreen":true,"cursor":{"col":0,"row":1},"cutLines":1,"delta":"line 9\n","pending":"","screen":"~\n\"x\" 1L written","settledBy":"exit","signal":"SIGKILL","skipped":9,"status":"exited","truncated":true}
                 isError=Some(false)"#]],
         );
     }
@@ -321,6 +374,7 @@ mod tests {
                     lines: 0,
                     truncated: false,
                     skipped: 0,
+                    cut_lines: 0,
                     pending: format!("\u{1b}{}", "x".repeat(250)),
                     status: "exited",
                     exit: ExitFields {
@@ -330,13 +384,51 @@ mod tests {
                     total_lines: 12,
                     line_begin: 0,
                     line_end: 12,
+                    settled_by: None,
                     alt_screen: false,
+                    first_line: 12,
+                    reread: false,
+                    rest: None,
                 },
             ),
             expect![[r#"
                 [abcd2345 exited · exit code 3 · 0 new lines, 12 in total · pending: "\u001bxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" (+51 chars)]
                 ---
-                {"exitCode":3,"lineBegin":0,"lineEnd":12,"lines":0,"pending":"\u001bxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx","skipped":0,"status":"exited","text":"","totalLines":12,"truncated":false}
+                {"cutLines":0,"exitCode":3,"lineBegin":0,"lineEnd":12,"lines":0,"pending":"\u001bxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx","skipped":0,"status":"exited","text":"","totalLines":12,"truncated":false}
+                isError=Some(false)"#]],
+        );
+    }
+
+    #[test]
+    fn a_reread_says_which_lines_came_and_where_the_rest_is() {
+        check(
+            tail(
+                "abcd2345",
+                &TailResult {
+                    text: "5\n6\n".into(),
+                    lines: 2,
+                    truncated: true,
+                    skipped: 3,
+                    cut_lines: 0,
+                    pending: "$ ".into(),
+                    status: "running",
+                    exit: ExitFields::default(),
+                    total_lines: 40,
+                    line_begin: 5,
+                    line_end: 40,
+                    settled_by: Some("match"),
+                    alt_screen: false,
+                    first_line: 5,
+                    reread: true,
+                    rest: Some(Rest { lines: 33, from: 7 }),
+                },
+            ),
+            expect![[r#"
+                5
+                6
+                [abcd2345 running · settled by match · lines 5..7 re-read, 40 in total · 3 asked-for lines gone from the scrollback (it keeps 5..40) · … 33 later lines: pty_tail from 7 · pending: "$ "]
+                ---
+                {"cutLines":0,"lineBegin":5,"lineEnd":40,"lines":2,"pending":"$ ","settledBy":"match","skipped":3,"status":"running","text":"5\n6\n","totalLines":40,"truncated":true}
                 isError=Some(false)"#]],
         );
     }

@@ -125,11 +125,16 @@ impl PtyTools {
         Ok(self.stopping.run(&cancel, call).await)
     }
 
-    /// Read what a session printed since the last reply, without typing and without
-    /// waiting. Every line is delivered once: lines already returned by pty_open, pty_send
-    /// or an earlier tail do not come back.
-    /// When more lines are unread than `lines` (default 200) the newest come back, with
-    /// truncated true and skipped = how many were left out. `pending` is the unfinished
+    /// Read what a session printed since the last reply, without typing. Every line is
+    /// delivered once: lines already returned by pty_open, pty_send or an earlier tail do
+    /// not come back. `from` re-reads kept lines from that line number on instead (oldest
+    /// first; lineBegin..lineEnd are kept), leaving unread lines unread.
+    /// Without settle arguments it answers at once; with any of settle, until, quietMs or
+    /// timeoutMs it first waits as pty_send does (e.g. until "BUILD (OK|FAILED)" with
+    /// timeoutMs 600000) and reports settledBy.
+    /// A reply holds at most `lines` (default 200) and `maxBytes` (default 32768): when
+    /// more is due the newest come back, truncated true, skipped = how many were left out,
+    /// and the status line says which `from` re-reads them. `pending` is the unfinished
     /// last line, such as a prompt. Works after the process exited, until pty_close.
     #[tool(
         input_schema = wire::input_schema::<TailArgs>(),
@@ -142,9 +147,9 @@ impl PtyTools {
         arguments: JsonObject,
     ) -> Result<CallToolResult, ErrorData> {
         let caller = self.caller(&ctx)?;
-        let call = self.tail(caller.owner(), arguments);
-        // Quick calls: they end by themselves, the server waits for them.
-        Ok(self.stopping.run(&CancellationToken::new(), call).await)
+        let cancel = ctx.ct.child_token();
+        let call = self.tail(caller.owner(), arguments, &cancel);
+        Ok(self.stopping.run(&cancel, call).await)
     }
 
     /// Show what the session's terminal window shows now, as a person would see it: the
@@ -270,15 +275,25 @@ impl PtyTools {
         )
     }
 
-    /// `pty_tail` for `owner`.
-    pub async fn tail(&self, owner: &Owner, arguments: JsonObject) -> CallToolResult {
-        let (id, lines) = match wire::parse::<TailArgs>(arguments) {
-            Ok(args) => (args.id, args.lines),
-            Err(err) => return reply::error(&err),
-        };
+    /// `pty_tail` for `owner`; `cancel` ends a wait with CANCELLED.
+    pub async fn tail(
+        &self,
+        owner: &Owner,
+        arguments: JsonObject,
+        cancel: &CancellationToken,
+    ) -> CallToolResult {
+        let (id, request) =
+            match wire::parse::<TailArgs>(arguments).and_then(TailArgs::into_request) {
+                Ok(parsed) => parsed,
+                Err(err) => return reply::error(&err),
+            };
+        let reread = request.rereads();
+        let request = request.cancel_on(cancel.clone());
         respond(
-            self.service.tail(owner, &SessionId::new(&id), lines).await,
-            |tail| reply::tail(&id, &TailResult::new(tail)),
+            self.service
+                .tail(owner, &SessionId::new(&id), request)
+                .await,
+            |tail| reply::tail(&id, &TailResult::new(tail, reread)),
         )
     }
 

@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use pty_session::{
-    Error, OpenRequest, Opened, Output, Screen, SendRequest, Sent, Settle, Status, Tail,
+    Error, OpenRequest, Opened, Output, Rest, Screen, SendRequest, Sent, Settle, Status, Tail,
+    TailRequest,
 };
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -110,14 +111,16 @@ impl From<SettleMode> for Settle {
     }
 }
 
-/// The settle options shared by `pty_open` and `pty_send`, taken out of their arguments.
+/// The settle options and budgets shared by `pty_open`, `pty_send` and `pty_tail`, taken
+/// out of their arguments.
 #[derive(Debug, Default)]
 pub struct SettleArgs {
-    pub settle: SettleMode,
+    pub settle: Option<SettleMode>,
     pub until: Option<String>,
     pub quiet_ms: Option<u64>,
     pub timeout_ms: Option<u64>,
     pub lines: Option<u64>,
+    pub max_bytes: Option<u64>,
 }
 
 /// Declares an argument struct with the settle fields appended. (Serde cannot combine
@@ -135,8 +138,7 @@ macro_rules! with_settle_fields {
             /// waits and returns after `quietMs` without output instead (for programs that
             /// read input while they keep working); "none" returns right after the write
             /// with what had already arrived.
-            #[serde(default)]
-            pub settle: SettleMode,
+            pub settle: Option<SettleMode>,
             /// A regex: also return as soon as a new line, or the pending line, matches it
             /// (e.g. a prompt such as "\\(gdb\\) $").
             pub until: Option<String>,
@@ -151,6 +153,10 @@ macro_rules! with_settle_fields {
             /// when more arrived, the newest come back and `skipped` counts the rest.
             #[schemars(range(min = 1, max = 100_000))]
             pub lines: Option<u64>,
+            /// The most bytes of lines the reply returns (default 32768, the server's
+            /// tailBytes); a single longer line comes cut to it (counted in `cutLines`).
+            #[schemars(range(min = 1024, max = 1_048_576))]
+            pub max_bytes: Option<u64>,
         }
 
         impl $name {
@@ -161,6 +167,7 @@ macro_rules! with_settle_fields {
                     quiet_ms: self.quiet_ms,
                     timeout_ms: self.timeout_ms,
                     lines: self.lines,
+                    max_bytes: self.max_bytes,
                 }
             }
         }
@@ -217,16 +224,18 @@ pub struct SendArgs {
 }
 }
 
+with_settle_fields! {
 /// Arguments of `pty_tail`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TailArgs {
     /// The session, as returned by pty_open.
     pub id: String,
-    /// The most lines to return (default 200, the server's tailLines); when more are
-    /// unread, the newest come back.
-    #[schemars(range(min = 1, max = 100_000))]
-    pub lines: Option<u64>,
+    /// Re-read completed lines from this line number on (lines count from 0; the reply's
+    /// lineBegin..lineEnd is what is kept), oldest first, without changing what counts as
+    /// unread.
+    pub from: Option<u64>,
+}
 }
 
 /// Arguments of `pty_screen`.
@@ -252,7 +261,10 @@ fn yes() -> bool {
 macro_rules! apply_settle {
     ($request:expr, $args:expr) => {{
         let args = $args;
-        let mut request = $request.settle(args.settle.into());
+        let mut request = $request;
+        if let Some(settle) = args.settle {
+            request = request.settle(settle.into());
+        }
         if let Some(until) = args.until {
             request = request.until(until);
         }
@@ -264,6 +276,9 @@ macro_rules! apply_settle {
         }
         if let Some(lines) = args.lines {
             request = request.lines(lines);
+        }
+        if let Some(bytes) = args.max_bytes {
+            request = request.max_bytes(bytes);
         }
         request
     }};
@@ -337,6 +352,19 @@ impl SendArgs {
     }
 }
 
+impl TailArgs {
+    /// The session and the facade's request, after the checks a schema cannot express.
+    pub fn into_request(mut self) -> Result<(String, TailRequest), Error> {
+        check_until(self.until.as_ref())?;
+        let settle = self.take_settle();
+        let mut request = TailRequest::new();
+        if let Some(from) = self.from {
+            request = request.from(from);
+        }
+        Ok((self.id, apply_settle!(request, settle)))
+    }
+}
+
 fn is_false(value: &bool) -> bool {
     !*value
 }
@@ -386,6 +414,8 @@ pub struct OpenResult {
     pub truncated: bool,
     /// How many unread lines were left out.
     pub skipped: u64,
+    /// How many lines were longer than maxBytes and come cut to it.
+    pub cut_lines: usize,
     /// What ended the wait.
     #[schemars(extend("enum" = ["exit", "input", "match", "quiet", "timeout", "none"]))]
     pub settled_by: &'static str,
@@ -400,6 +430,9 @@ pub struct OpenResult {
     /// While the alternate screen is on: where the cursor is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cursor: Option<CursorPosition>,
+    /// Left-out lines the scrollback still holds (for the text block's hint).
+    #[serde(skip)]
+    pub rest: Option<Rest>,
 }
 
 impl OpenResult {
@@ -413,10 +446,12 @@ impl OpenResult {
             pending: opened.pending,
             truncated: opened.initial_output.truncated,
             skipped: opened.initial_output.skipped,
+            cut_lines: opened.initial_output.cut_lines,
             settled_by: opened.settled_by.as_str(),
             alt_screen: opened.alt_screen,
             screen: opened.screen.as_ref().map(Screen::text),
             cursor: opened.screen.as_ref().map(CursorPosition::of),
+            rest: opened.initial_output.rest,
         }
     }
 }
@@ -439,6 +474,8 @@ pub struct SendResult {
     pub truncated: bool,
     /// How many unread lines were left out.
     pub skipped: u64,
+    /// How many lines were longer than maxBytes and come cut to it.
+    pub cut_lines: usize,
     /// What ended the wait.
     #[schemars(extend("enum" = ["exit", "input", "match", "quiet", "timeout", "none"]))]
     pub settled_by: &'static str,
@@ -452,6 +489,9 @@ pub struct SendResult {
     /// While the alternate screen is on: where the cursor is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cursor: Option<CursorPosition>,
+    /// Left-out lines the scrollback still holds (for the text block's hint).
+    #[serde(skip)]
+    pub rest: Option<Rest>,
 }
 
 impl SendResult {
@@ -463,10 +503,12 @@ impl SendResult {
             pending: sent.pending,
             truncated: sent.delta.truncated,
             skipped: sent.delta.skipped,
+            cut_lines: sent.delta.cut_lines,
             settled_by: sent.settled_by.as_str(),
             alt_screen: sent.alt_screen,
             screen: sent.screen.as_ref().map(Screen::text),
             cursor: sent.screen.as_ref().map(CursorPosition::of),
+            rest: sent.delta.rest,
         }
     }
 }
@@ -475,14 +517,18 @@ impl SendResult {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TailResult {
-    /// The unread completed lines, each ending in "\n".
+    /// The unread completed lines (with `from`: the lines re-read), each ending in "\n".
     pub text: String,
     /// How many lines `text` holds.
     pub lines: usize,
-    /// Whether unread lines were left out (more than the budget, or out of the scrollback).
+    /// Whether lines were left out: unread lines over the budgets or gone from the
+    /// scrollback; with `from`, also later lines that did not fit.
     pub truncated: bool,
-    /// How many unread lines were left out.
+    /// How many unread lines were left out; with `from`, how many asked-for lines are gone
+    /// from the scrollback.
     pub skipped: u64,
+    /// How many lines were longer than maxBytes and come cut to it.
+    pub cut_lines: usize,
     /// The unfinished last line, such as a prompt; "" if none.
     pub pending: String,
     /// "running" or "exited".
@@ -496,31 +542,52 @@ pub struct TailResult {
     pub line_begin: u64,
     /// One past the newest line kept (equal to totalLines).
     pub line_end: u64,
+    /// What ended the wait, when settle arguments made the call wait.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["exit", "input", "match", "quiet", "timeout", "none"]))]
+    pub settled_by: Option<&'static str>,
     /// Present and true while a full-screen program has the alternate screen on.
     #[serde(default, skip_serializing_if = "is_false")]
     pub alt_screen: bool,
+    /// The number of the first line in `text` (for the text block).
+    #[serde(skip)]
+    pub first_line: u64,
+    /// Whether this was a re-read with `from` (for the text block).
+    #[serde(skip)]
+    pub reread: bool,
+    /// Left-out lines the scrollback still holds (for the text block's hint).
+    #[serde(skip)]
+    pub rest: Option<Rest>,
 }
 
 impl TailResult {
-    pub fn new(tail: Tail) -> TailResult {
+    pub fn new(tail: Tail, reread: bool) -> TailResult {
         let Output {
             text,
             lines,
             truncated,
             skipped,
+            cut_lines,
+            first_line,
+            rest,
         } = tail.output;
         TailResult {
             text,
             lines,
             truncated,
             skipped,
+            cut_lines,
             pending: tail.pending,
             status: tail.status.as_str(),
             exit: tail.status.into(),
             total_lines: tail.total_lines,
             line_begin: tail.line_begin,
             line_end: tail.total_lines,
+            settled_by: tail.settled_by.map(|reason| reason.as_str()),
             alt_screen: tail.alt_screen,
+            first_line,
+            reread,
+            rest,
         }
     }
 }

@@ -15,10 +15,10 @@
 
 use std::time::{Duration, Instant};
 
-use pty_session::limits::{MAX_LINES, MAX_TIMEOUT_MS};
+use pty_session::limits::{MAX_BYTES, MAX_LINES, MAX_TIMEOUT_MS};
 use pty_session::{
     CancellationToken, ExitStatus, OpenRequest, Output, Owner, PtyService, SendRequest, Sent,
-    SessionId, Settle, SettleReason, Status, Tail,
+    SessionId, Settle, SettleReason, Status, Tail, TailRequest,
 };
 
 use crate::diagnosis::{self, Attempt, HOST_KEY_PROMPT, Prompt, SECRET_PROMPT};
@@ -85,7 +85,8 @@ impl Ssh {
             .quiet_ms(left(deadline).max(1))
             .timeout_ms(left(deadline).max(1))
             .until(&until)
-            .lines(MAX_LINES);
+            .lines(MAX_LINES)
+            .max_bytes(MAX_BYTES);
         for (name, value) in &options.env {
             request = request.env(name, value);
         }
@@ -427,7 +428,8 @@ impl Ssh {
             .quiet_ms(left)
             .timeout_ms(left)
             .until(until)
-            .lines(MAX_LINES);
+            .lines(MAX_LINES)
+            .max_bytes(MAX_BYTES);
         match self.pty.send(&self.owner, &self.id, request).await {
             Ok(sent) => {
                 self.remember_lines(&sent.delta.text);
@@ -440,10 +442,7 @@ impl Ssh {
 
     /// Reads what ssh printed last.
     async fn read_rest(&mut self) -> Result<Tail> {
-        Ok(self
-            .pty
-            .tail(&self.owner, &self.id, Some(MAX_LINES))
-            .await?)
+        Ok(self.pty.tail(&self.owner, &self.id, everything()).await?)
     }
 
     fn remember_lines(&mut self, text: &str) {
@@ -573,4 +572,9 @@ impl Drop for Ssh {
         }
         self.pty.close_in_background(&self.owner, &self.id);
     }
+}
+
+/// A plain read with the largest budgets: a protocol driver must see every line.
+fn everything() -> TailRequest {
+    TailRequest::new().lines(MAX_LINES).max_bytes(MAX_BYTES)
 }

@@ -25,14 +25,19 @@ pub struct Config {
     pub backends: Backends,
     /// How many lines a reply returns at most when the call gives no budget.
     pub tail_lines: usize,
+    /// How many bytes of lines a reply returns at most when the call gives no budget
+    /// (1,024..=1,048,576).
+    pub tail_bytes: usize,
     /// How many completed lines a session keeps.
     pub scrollback_lines: usize,
     /// How many bytes of completed lines a session keeps.
     pub scrollback_bytes: usize,
-    /// Open sessions an owner may have at once.
+    /// Running sessions an owner may have at once (exited ones do not count).
     pub max_sessions_per_owner: usize,
-    /// Open sessions the service may have at once.
+    /// Running sessions the service may have at once.
     pub max_sessions: usize,
+    /// Exited sessions an owner keeps readable; past it, the oldest are closed.
+    pub max_exited_per_owner: usize,
     /// Merged over the built-in environment defaults; a key set to `""` removes that
     /// default.
     pub default_env: BTreeMap<String, String>,
@@ -56,10 +61,12 @@ impl Default for Config {
             backend_type: "shell".to_owned(),
             backends: Backends::default(),
             tail_lines: 200,
+            tail_bytes: crate::limits::DEFAULT_BYTES as usize,
             scrollback_lines: 10_000,
             scrollback_bytes: 8 * 1024 * 1024,
             max_sessions_per_owner: 32,
             max_sessions: 1024,
+            max_exited_per_owner: 32,
             default_env: BTreeMap::new(),
             close_grace: Duration::from_millis(500),
             record_dir: None,
@@ -126,6 +133,7 @@ impl Config {
             ("scrollback_bytes", self.scrollback_bytes),
             ("max_sessions_per_owner", self.max_sessions_per_owner),
             ("max_sessions", self.max_sessions),
+            ("max_exited_per_owner", self.max_exited_per_owner),
         ] {
             if value == 0 {
                 return Err(crate::Error::invalid(name, "must be at least 1"));
@@ -146,6 +154,17 @@ impl Config {
             return Err(crate::Error::invalid(
                 "record_max_bytes",
                 "must be at least 4096",
+            ));
+        }
+        let bytes = self.tail_bytes as u64;
+        if !(crate::limits::MIN_BYTES..=crate::limits::MAX_BYTES).contains(&bytes) {
+            return Err(crate::Error::invalid(
+                "tail_bytes",
+                format!(
+                    "{bytes} is out of range; give {}..={}",
+                    crate::limits::MIN_BYTES,
+                    crate::limits::MAX_BYTES
+                ),
             ));
         }
         Ok(())

@@ -96,8 +96,8 @@ pub use config::Config;
 pub use error::{Error, Result};
 pub use owner::{Owner, SessionId};
 pub use request::{
-    ExitStatus, OpenRequest, Opened, Output, SendRequest, Sent, Settle, SettleReason, Status, Tail,
-    limits,
+    ExitStatus, OpenRequest, Opened, Output, Rest, SendRequest, Sent, Settle, SettleReason, Status,
+    Tail, TailRequest, limits,
 };
 pub use screen::{Position, Screen};
 pub use service::PtyService;

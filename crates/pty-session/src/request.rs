@@ -143,6 +143,8 @@ pub(crate) struct SettleOptions {
     pub(crate) until: Option<String>,
     pub(crate) quiet_ms: Option<u64>,
     pub(crate) timeout_ms: Option<u64>,
+    /// Whether any of them was given (a tail waits only then).
+    pub(crate) given: bool,
 }
 
 macro_rules! settle_builders {
@@ -150,18 +152,21 @@ macro_rules! settle_builders {
         /// Which signals end the settle (default [`Settle::Auto`]).
         pub fn settle(mut self, settle: Settle) -> Self {
             self.settle.settle = settle;
+            self.settle.given = true;
             self
         }
 
         /// Also settle when a new completed line, or the pending line, matches this regex.
         pub fn until(mut self, regex: impl Into<String>) -> Self {
             self.settle.until = Some(regex.into());
+            self.settle.given = true;
             self
         }
 
         /// The quiet period in ms (default 300).
         pub fn quiet_ms(mut self, ms: u64) -> Self {
             self.settle.quiet_ms = Some(ms);
+            self.settle.given = true;
             self
         }
 
@@ -169,6 +174,32 @@ macro_rules! settle_builders {
         /// write timeout.
         pub fn timeout_ms(mut self, ms: u64) -> Self {
             self.settle.timeout_ms = Some(ms);
+            self.settle.given = true;
+            self
+        }
+    };
+}
+
+macro_rules! budget_builders {
+    () => {
+        /// The reply's budget of lines, 1..=100,000 (default [`Config::tail_lines`]): when
+        /// more lines are due, the newest come (the oldest for a re-read). A consumer that
+        /// must see every line (a protocol driver) asks for more than its output can hold.
+        ///
+        /// [`Config::tail_lines`]: crate::Config::tail_lines
+        pub fn lines(mut self, lines: u64) -> Self {
+            self.lines = Some(lines);
+            self
+        }
+
+        /// The reply's budget of bytes, 1,024..=1,048,576 (default
+        /// [`Config::tail_bytes`]): the lines that fit, each with its `\n`; a single line
+        /// longer than the whole budget comes cut to it (counted in
+        /// [`Output::cut_lines`]).
+        ///
+        /// [`Config::tail_bytes`]: crate::Config::tail_bytes
+        pub fn max_bytes(mut self, bytes: u64) -> Self {
+            self.max_bytes = Some(bytes);
             self
         }
     };
@@ -193,6 +224,7 @@ pub struct OpenRequest {
     pub(crate) rows: Option<u64>,
     pub(crate) echo: bool,
     pub(crate) lines: Option<u64>,
+    pub(crate) max_bytes: Option<u64>,
     pub(crate) settle: SettleOptions,
 }
 
@@ -207,6 +239,7 @@ impl OpenRequest {
             rows: None,
             echo: true,
             lines: None,
+            max_bytes: None,
             settle: SettleOptions::default(),
         }
     }
@@ -248,16 +281,7 @@ impl OpenRequest {
         self
     }
 
-    /// The reply's budget of lines, 1..=100,000 (default [`Config::tail_lines`]), as
-    /// [`tail`](crate::PtyService::tail)'s `lines`: a consumer that must see every line
-    /// (a protocol driver) asks for more than its output can hold.
-    ///
-    /// [`Config::tail_lines`]: crate::Config::tail_lines
-    pub fn lines(mut self, lines: u64) -> OpenRequest {
-        self.lines = Some(lines);
-        self
-    }
-
+    budget_builders!();
     settle_builders!();
 }
 
@@ -279,6 +303,7 @@ pub struct SendRequest {
     pub(crate) cols: Option<u64>,
     pub(crate) rows: Option<u64>,
     pub(crate) lines: Option<u64>,
+    pub(crate) max_bytes: Option<u64>,
     pub(crate) settle: SettleOptions,
     pub(crate) cancel: Option<CancellationToken>,
 }
@@ -305,6 +330,7 @@ impl SendRequest {
             cols: None,
             rows: None,
             lines: None,
+            max_bytes: None,
             settle: SettleOptions::default(),
             cancel: None,
         }
@@ -356,14 +382,7 @@ impl SendRequest {
         self
     }
 
-    /// The reply's budget of lines, 1..=100,000 (default [`Config::tail_lines`]), as
-    /// [`tail`](crate::PtyService::tail)'s `lines`.
-    ///
-    /// [`Config::tail_lines`]: crate::Config::tail_lines
-    pub fn lines(mut self, lines: u64) -> SendRequest {
-        self.lines = Some(lines);
-        self
-    }
+    budget_builders!();
 
     /// Ends the settle with [`Error::Cancelled`](crate::Error::Cancelled) when `token`
     /// fires; the output stays unread for the next call. Dropping the future does the same
@@ -376,17 +395,98 @@ impl SendRequest {
     settle_builders!();
 }
 
-/// The lines a reply delivers: those after the cursor, within the budget.
+/// How to read: [`tail`](crate::PtyService::tail)'s options. By default it returns the
+/// unread lines at once; [`from`](Self::from) re-reads instead, and any settle option makes
+/// it wait first, as a send does, without writing.
+///
+/// ```
+/// use pty_session::TailRequest;
+/// let unread = TailRequest::new().lines(50);
+/// let reread = TailRequest::new().from(1200).max_bytes(4096);
+/// let follow = TailRequest::new().until("step 20").timeout_ms(60_000);
+/// // `None` and `Some(n)` are the plain read with a line budget.
+/// let plain: TailRequest = Some(100).into();
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct TailRequest {
+    pub(crate) lines: Option<u64>,
+    pub(crate) max_bytes: Option<u64>,
+    pub(crate) from: Option<u64>,
+    pub(crate) settle: SettleOptions,
+    pub(crate) cancel: Option<CancellationToken>,
+}
+
+impl TailRequest {
+    /// Reads the unread lines at once.
+    pub fn new() -> TailRequest {
+        TailRequest::default()
+    }
+
+    /// Re-reads completed lines from line `number` on (from the oldest kept if it fell out
+    /// of the scrollback), the oldest first, within the budgets, without moving the cursor.
+    pub fn from(mut self, number: u64) -> TailRequest {
+        self.from = Some(number);
+        self
+    }
+
+    /// Whether this is a re-read ([`from`](Self::from) given).
+    pub fn rereads(&self) -> bool {
+        self.from.is_some()
+    }
+
+    /// Ends a wait with [`Error::Cancelled`](crate::Error::Cancelled) when `token` fires;
+    /// the output stays unread for the next call.
+    pub fn cancel_on(mut self, token: CancellationToken) -> TailRequest {
+        self.cancel = Some(token);
+        self
+    }
+
+    budget_builders!();
+    settle_builders!();
+}
+
+/// The plain read of the unread lines, with `lines` as the line budget if given.
+impl From<Option<u64>> for TailRequest {
+    fn from(lines: Option<u64>) -> TailRequest {
+        TailRequest {
+            lines,
+            ..TailRequest::default()
+        }
+    }
+}
+
+/// The lines a reply delivers: those after the cursor (or, for a re-read, from the line
+/// asked for), within the budgets of lines and bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Output {
     /// The completed lines, each ending in `\n`.
     pub text: String,
     /// How many lines `text` holds.
     pub lines: usize,
-    /// Whether unread lines were left out (over budget, or fell out of the scrollback).
+    /// Whether lines were left out: unread lines over the budget or gone from the
+    /// scrollback; for a re-read, also later lines that did not fit.
     pub truncated: bool,
-    /// How many unread lines were left out.
+    /// How many asked-for lines were left out and cannot be in this reply: for a read
+    /// after the cursor, the unread lines not delivered; for a re-read, the asked-for
+    /// lines that are gone from the scrollback.
     pub skipped: u64,
+    /// How many lines were longer than the whole byte budget and come cut to it (the
+    /// first line delivered, if any).
+    pub cut_lines: usize,
+    /// The number of the first line in `text` (where it would be when `text` is empty).
+    pub first_line: u64,
+    /// Lines left out that the scrollback still holds, and where a re-read gets them.
+    pub rest: Option<Rest>,
+}
+
+/// Lines a reply left out that can still be re-read: `lines` of them, from line `from` on
+/// (earlier than the reply for a read after the cursor, later for a re-read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rest {
+    /// How many lines.
+    pub lines: u64,
+    /// The number of the first of them: give it as [`TailRequest::from`].
+    pub from: u64,
 }
 
 /// The reply to [`PtyService::open`](crate::PtyService::open).
@@ -445,6 +545,8 @@ pub struct Tail {
     pub line_begin: u64,
     /// Whether a full-screen program has the alternate screen on.
     pub alt_screen: bool,
+    /// What ended the wait, when the tail was asked to wait.
+    pub settled_by: Option<SettleReason>,
 }
 
 /// The limits of docs/tools.md on numeric arguments, so that the server can state them too.
@@ -465,6 +567,29 @@ pub mod limits {
     pub const DEFAULT_ROWS: u16 = 40;
     /// The largest `lines` budget of a tail.
     pub const MAX_LINES: u64 = 100_000;
+    /// The smallest `maxBytes` budget of a reply.
+    pub const MIN_BYTES: u64 = 1024;
+    /// The largest `maxBytes` budget of a reply.
+    pub const MAX_BYTES: u64 = 1024 * 1024;
+    /// The default `maxBytes` budget of a reply (config `tailBytes`).
+    pub const DEFAULT_BYTES: u64 = 32 * 1024;
+}
+
+/// Checks a reply's budget of bytes (`maxBytes` of tail, open and send).
+pub(crate) fn max_bytes(bytes: Option<u64>) -> Result<Option<u64>, crate::Error> {
+    match bytes {
+        Some(n) if !(limits::MIN_BYTES..=limits::MAX_BYTES).contains(&n) => {
+            Err(crate::Error::invalid(
+                "max_bytes",
+                format!(
+                    "{n} is out of range; give {}..={}",
+                    limits::MIN_BYTES,
+                    limits::MAX_BYTES
+                ),
+            ))
+        }
+        _ => Ok(bytes),
+    }
 }
 
 /// Checks a reply's budget of lines (`lines` of tail, open and send).

@@ -16,14 +16,14 @@ use crate::owner::IdSource;
 use crate::procfs::GroupProbe;
 use crate::record::{Header, Recorder};
 use crate::request::limits;
-use crate::scrollback::Scrollback;
+use crate::scrollback::{Budget, Scrollback};
 use crate::session::Session;
 use crate::settle::{self, Baseline, Plan};
 use crate::spawn::{self, SpawnOptions, SpawnerHandle};
 use crate::tap::Tap;
 use crate::{
     Config, Error, OpenRequest, Opened, Output, Owner, Result, Screen, SendRequest, Sent,
-    SessionId, Status, Tail,
+    SessionId, Status, Tail, TailRequest,
 };
 
 /// The service: every session of every owner. Cheap to clone; clones share one core.
@@ -231,7 +231,7 @@ impl PtyService {
         let start = Instant::now();
         let config = &self.shared.config;
         let plan = Plan::new(&request.settle, start)?;
-        let lines = crate::request::lines(request.lines)?;
+        let budget = self.budget(request.lines, request.max_bytes)?;
         let options = self.spawn_options(&request)?;
         let (cols, rows) = (options.cols, options.rows);
         let header_env: BTreeMap<String, String> = ["TERM", "SHELL"]
@@ -277,7 +277,7 @@ impl PtyService {
         let base = Baseline::now(&session);
         match settle::settle(&session, &plan, base, GroupProbe::default(), Some(cancel)).await {
             Ok(settled_by) => {
-                let reply = self.reply(&session, lines);
+                let reply = reply(&session, budget);
                 Ok(Opened {
                     session_id: id,
                     pid: session.pid,
@@ -311,7 +311,7 @@ impl PtyService {
                 .map_err(|problem| Error::invalid("keys", problem))?;
         }
         let plan = Plan::new(&request.settle, start)?;
-        let lines = crate::request::lines(request.lines)?;
+        let budget = self.budget(request.lines, request.max_bytes)?;
         if request.data.len() > limits::MAX_DATA_BYTES {
             return Err(Error::invalid(
                 "data",
@@ -374,7 +374,7 @@ impl PtyService {
         session.write_done();
         session.state().tap.agent_input(&bytes);
         let settled_by = settle::settle(&session, &plan, base, probe, Some(cancel)).await?;
-        let reply = self.reply(&session, lines);
+        let reply = reply(&session, budget);
         Ok(Sent {
             delta: reply.output,
             status: reply.status,
@@ -385,20 +385,45 @@ impl PtyService {
         })
     }
 
-    /// Reads the unread lines, at most `lines` (default `tail_lines`, 1..=100,000).
-    pub async fn tail(&self, owner: &Owner, id: &SessionId, lines: Option<u64>) -> Result<Tail> {
+    /// Reads a session's output: the unread lines within the budgets, moving the cursor;
+    /// or, with [`TailRequest::from`], a re-read that leaves the cursor where it is. With
+    /// any settle option it first waits as a send does, without writing. `None` and
+    /// `Some(lines)` are the plain read.
+    pub async fn tail(
+        &self,
+        owner: &Owner,
+        id: &SessionId,
+        request: impl Into<TailRequest>,
+    ) -> Result<Tail> {
+        let start = Instant::now();
+        let request = request.into();
         // Arguments first: a bad one is the caller's error whatever the session.
-        let lines = crate::request::lines(lines)?;
+        let budget = self.budget(request.lines, request.max_bytes)?;
         let session = self.shared.lookup(owner, id)?;
-        let reply = self.reply(&session, lines);
-        let state = session.state();
+        let settled_by = if request.settle.given {
+            let plan = Plan::new(&request.settle, start)?;
+            let base = Baseline::unread(&session);
+            let never = CancellationToken::new();
+            let cancel = request.cancel.as_ref().unwrap_or(&never);
+            let settled =
+                settle::settle(&session, &plan, base, GroupProbe::default(), Some(cancel));
+            Some(settled.await?)
+        } else {
+            None
+        };
+        let mut state = session.state();
+        let output = match request.from {
+            Some(from) => state.scrollback.reread(from, budget),
+            None => state.scrollback.read(budget),
+        };
         Ok(Tail {
-            output: reply.output,
-            pending: reply.pending,
-            status: reply.status,
+            output,
+            pending: state.renderer.pending(),
+            status: state.status(),
             total_lines: state.scrollback.line_end(),
             line_begin: state.scrollback.line_begin(),
             alt_screen: state.renderer.alt_screen(),
+            settled_by,
         })
     }
 
@@ -542,17 +567,15 @@ impl PtyService {
         })
     }
 
-    /// Delivers the unread lines within the budget, with the pending line, the status and
-    /// the screen while the alternate screen is on.
-    fn reply(&self, session: &Session, lines: Option<u64>) -> Reply {
-        let budget = lines.map_or(self.shared.config.tail_lines, |n| n as usize);
-        let mut state = session.state();
-        Reply {
-            output: state.scrollback.read(budget),
-            pending: state.renderer.pending(),
-            status: state.status(),
-            screen: state.alt_screen(),
-        }
+    /// A reply's budgets: the call's, checked, else the configured ones.
+    fn budget(&self, lines: Option<u64>, bytes: Option<u64>) -> Result<Budget> {
+        let config = &self.shared.config;
+        let lines = crate::request::lines(lines)?;
+        let bytes = crate::request::max_bytes(bytes)?;
+        Ok(Budget {
+            lines: lines.map_or(config.tail_lines, |n| n as usize),
+            bytes: bytes.map_or(config.tail_bytes, |n| n as usize),
+        })
     }
 
     /// Resizes the session's window (TIOCSWINSZ: the kernel sends the foreground group
@@ -597,6 +620,18 @@ fn check_window(cols: Option<u64>, rows: Option<u64>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Delivers the unread lines within the budget, with the pending line, the status and
+/// the screen while the alternate screen is on.
+fn reply(session: &Session, budget: Budget) -> Reply {
+    let mut state = session.state();
+    Reply {
+        output: state.scrollback.read(budget),
+        pending: state.renderer.pending(),
+        status: state.status(),
+        screen: state.alt_screen(),
+    }
 }
 
 fn request_window(value: Option<u64>, default: u16) -> u16 {

@@ -106,7 +106,8 @@ impl Plan {
 /// What the session looked like when the call began, to tell later what is new.
 pub(crate) struct Baseline {
     line_mark: u64,
-    output_seq: u64,
+    /// `None` for a tail: the pending line as it is counts for `until`.
+    output_seq: Option<u64>,
 }
 
 impl Baseline {
@@ -115,7 +116,16 @@ impl Baseline {
         let state = session.state();
         Baseline {
             line_mark: state.scrollback.line_end(),
-            output_seq: state.output_seq,
+            output_seq: Some(state.output_seq),
+        }
+    }
+
+    /// Taken when a tail starts to wait: nothing is written, so the unread lines and the
+    /// pending line as it is count as new for `until`.
+    pub(crate) fn unread(session: &Session) -> Baseline {
+        Baseline {
+            line_mark: session.state().scrollback.cursor(),
+            output_seq: None,
         }
     }
 }
@@ -165,7 +175,7 @@ pub(crate) async fn settle(
                     .scrollback
                     .lines_from(checked)
                     .any(|l| until.is_match(l))
-                    || (state.output_seq != base.output_seq
+                    || (base.output_seq != Some(state.output_seq)
                         && until.is_match(&state.renderer.pending()));
                 if matched {
                     return Ok(SettleReason::Match);

@@ -59,7 +59,9 @@ async fn a_cancelled_send_is_cancelled_and_keeps_its_output() {
         start.elapsed()
     );
 
-    let tail = tools.tail(&owner, object(json!({"id": id}))).await;
+    let tail = tools
+        .tail(&owner, object(json!({"id": id})), &CancellationToken::new())
+        .await;
     let text = ok(&tail)["text"].as_str().unwrap().to_owned();
     assert!(
         text.contains("kept"),
@@ -88,4 +90,38 @@ async fn an_abandoned_call_frees_the_session_over_stdio() {
     assert!(text.contains("kept"), "{text:?}");
     let sent = call(client, "pty_send", json!({"id": id, "data": "next"})).await;
     assert!(ok(&sent)["delta"].as_str().unwrap().contains("next"));
+}
+
+#[tokio::test]
+async fn a_cancelled_waiting_tail_is_cancelled_and_keeps_its_output() {
+    let service = PtyService::new(Config::default());
+    let owner = Owner::new("in-process");
+    let tools = PtyTools::stdio(service.clone(), owner.clone());
+    let never = CancellationToken::new();
+    let opened = tools
+        .open(
+            &owner,
+            object(json!({"command": "sleep 0.3; echo kept; exec cat", "settle": "none"})),
+            &never,
+        )
+        .await;
+    let id = ok(&opened)["sessionId"].as_str().unwrap().to_owned();
+    let cancel = CancellationToken::new();
+    let start = Instant::now();
+    let endless = json!({"id": id, "settle": "quiet", "quietMs": 600000, "timeoutMs": 600000});
+    let tail = tools.tail(&owner, object(endless), &cancel);
+    let canceller = async {
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        cancel.cancel();
+    };
+    let (result, ()) = tokio::join!(tail, canceller);
+    assert_error(&result, "CANCELLED");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    let tail = tools.tail(&owner, object(json!({"id": id})), &never).await;
+    assert!(ok(&tail)["text"].as_str().unwrap().contains("kept"));
+    service.shutdown().await;
 }

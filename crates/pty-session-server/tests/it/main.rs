@@ -3,6 +3,7 @@
 
 mod abuse;
 mod auth;
+mod budgets;
 mod cancel;
 mod cli;
 mod errors;

@@ -3,6 +3,7 @@
 mod support;
 
 mod basics;
+mod budgets;
 mod errors;
 mod floods;
 mod kill;
