@@ -21,6 +21,7 @@ pub mod connections;
 pub mod http;
 pub mod mcp_sessions;
 pub mod owner;
+pub mod progress;
 pub mod reply;
 pub mod stdio;
 pub mod stdio_framing;

@@ -9,8 +9,8 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
 
 use crate::wire::{
-    CloseResult, CursorPosition, ErrorBody, ErrorResult, ExitFields, OpenResult, ScreenResult,
-    SendResult, TailResult,
+    CloseResult, CursorPosition, ErrorBody, ErrorResult, ExitFields, ListResult, OpenResult,
+    ScreenResult, SendResult, TailResult,
 };
 
 /// The longest pending line the status line quotes; the structured result has all of it.
@@ -162,6 +162,29 @@ pub fn screen(id: &str, result: &ScreenResult) -> CallToolResult {
     status.alt_screen(result.alt_screen);
     status.cursor(Some(result.cursor));
     let text = status.after_screen("", Some(&result.screen));
+    success(result, text)
+}
+
+/// One line per session: id, status, pid, unread lines, pending, start, cwd, command.
+pub fn listed(result: &ListResult) -> CallToolResult {
+    let mut text = String::new();
+    for session in &result.sessions {
+        let mut status = Status::new(&session.id, session.status, &session.exit);
+        status.part(format!("pid {}", session.pid));
+        status.part(format!("{} unread lines", session.unread_lines));
+        status.pending(&session.pending);
+        status.alt_screen(session.alt_screen);
+        status.part(format!("started {}", session.started_at));
+        status.part(format!("cwd {}", session.cwd));
+        status.part(format!("command {}", quote(&session.command)));
+        text.push_str(&status.after(""));
+        text.push('\n');
+    }
+    if result.sessions.is_empty() {
+        text.push_str("[no sessions]");
+    } else {
+        text.pop();
+    }
     success(result, text)
 }
 

@@ -8,7 +8,7 @@
 
 use std::sync::LazyLock;
 
-use pty_session::{Error, Owner, PtyService, SessionId};
+use pty_session::{Error, Owner, ProgressFn, PtyService, SessionId};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::service::RequestContext;
@@ -17,11 +17,11 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::owner::{ActiveOwner, Caller, Owners};
-use crate::reply;
 use crate::wire::{
-    self, CloseArgs, CloseResult, OpenArgs, OpenResult, ScreenArgs, ScreenResult, SendArgs,
-    SendResult, TailArgs, TailResult,
+    self, CloseArgs, CloseResult, ListArgs, ListResult, ListedSession, OpenArgs, OpenResult,
+    ScreenArgs, ScreenResult, SendArgs, SendResult, TailArgs, TailResult,
 };
+use crate::{progress, reply};
 
 /// The tool handler. Cheap to clone; all state lives in the shared service, because over
 /// HTTP with the current protocol rmcp builds one handler per request.
@@ -94,7 +94,8 @@ impl PtyTools {
     ) -> Result<CallToolResult, ErrorData> {
         let caller = self.caller(&ctx)?;
         let cancel = ctx.ct.child_token();
-        let call = self.open(caller.owner(), arguments, &cancel);
+        let progress = progress::reporter(&ctx);
+        let call = self.open_reporting(caller.owner(), arguments, &cancel, progress);
         Ok(self.stopping.run(&cancel, call).await)
     }
 
@@ -121,7 +122,8 @@ impl PtyTools {
     ) -> Result<CallToolResult, ErrorData> {
         let caller = self.caller(&ctx)?;
         let cancel = ctx.ct.child_token();
-        let call = self.send(caller.owner(), arguments, &cancel);
+        let progress = progress::reporter(&ctx);
+        let call = self.send_reporting(caller.owner(), arguments, &cancel, progress);
         Ok(self.stopping.run(&cancel, call).await)
     }
 
@@ -148,7 +150,8 @@ impl PtyTools {
     ) -> Result<CallToolResult, ErrorData> {
         let caller = self.caller(&ctx)?;
         let cancel = ctx.ct.child_token();
-        let call = self.tail(caller.owner(), arguments, &cancel);
+        let progress = progress::reporter(&ctx);
+        let call = self.tail_reporting(caller.owner(), arguments, &cancel, progress);
         Ok(self.stopping.run(&cancel, call).await)
     }
 
@@ -168,6 +171,25 @@ impl PtyTools {
     ) -> Result<CallToolResult, ErrorData> {
         let caller = self.caller(&ctx)?;
         Ok(self.screen(caller.owner(), arguments))
+    }
+
+    /// List your sessions (to find ids again, e.g. after your context was compacted): id,
+    /// command, pid, status (exitCode or signal once exited), cwd, startedAt, unreadLines,
+    /// pending, altScreen. Exited sessions stay listed and readable until pty_close (the
+    /// oldest are closed past the server's maxExitedPerOwner); only running sessions count
+    /// toward the session limits.
+    #[tool(
+        input_schema = wire::input_schema::<ListArgs>(),
+        output_schema = wire::output_schema::<ListResult>(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn pty_list(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        arguments: JsonObject,
+    ) -> Result<CallToolResult, ErrorData> {
+        let caller = self.caller(&ctx)?;
+        Ok(self.list(caller.owner(), arguments))
     }
 
     /// Kill a session's whole process tree (SIGHUP/SIGTERM, then SIGKILL), wait until it is
@@ -195,7 +217,8 @@ impl PtyTools {
     name = "pty-session",
     instructions = "Interactive processes on pseudo-terminals. pty_open starts one (a shell, \
                     python, gdb, ssh, psql) and returns its sessionId; pty_send types into it and \
-                    returns the new output once it settled; pty_tail reads output without typing; \
+                    returns the new output once it settled; pty_tail reads output without typing \
+                    (or re-reads with from, or waits with until); pty_list lists your sessions; \
                     pty_screen shows the terminal window (for vim, less, htop, top); \
                     pty_close kills it. Each output line is delivered once; `pending` is the \
                     unfinished last line, usually the prompt the program waits at."
@@ -245,10 +268,25 @@ impl PtyTools {
         arguments: JsonObject,
         cancel: &CancellationToken,
     ) -> CallToolResult {
-        let request = match wire::parse::<OpenArgs>(arguments).and_then(OpenArgs::into_request) {
+        self.open_reporting(owner, arguments, cancel, None).await
+    }
+
+    /// `pty_open`, telling `progress` of the newest lines while it waits.
+    pub async fn open_reporting(
+        &self,
+        owner: &Owner,
+        arguments: JsonObject,
+        cancel: &CancellationToken,
+        progress: Option<ProgressFn>,
+    ) -> CallToolResult {
+        let mut request = match wire::parse::<OpenArgs>(arguments).and_then(OpenArgs::into_request)
+        {
             Ok(request) => request,
             Err(err) => return reply::error(&err),
         };
+        if let Some(progress) = progress {
+            request = request.reporting_to(progress);
+        }
         respond(self.service.open(owner, request, cancel).await, |opened| {
             reply::opened(&OpenResult::new(opened))
         })
@@ -261,11 +299,25 @@ impl PtyTools {
         arguments: JsonObject,
         cancel: &CancellationToken,
     ) -> CallToolResult {
-        let (id, request) =
+        self.send_reporting(owner, arguments, cancel, None).await
+    }
+
+    /// `pty_send`, telling `progress` of the newest lines while it waits.
+    pub async fn send_reporting(
+        &self,
+        owner: &Owner,
+        arguments: JsonObject,
+        cancel: &CancellationToken,
+        progress: Option<ProgressFn>,
+    ) -> CallToolResult {
+        let (id, mut request) =
             match wire::parse::<SendArgs>(arguments).and_then(SendArgs::into_request) {
                 Ok(parsed) => parsed,
                 Err(err) => return reply::error(&err),
             };
+        if let Some(progress) = progress {
+            request = request.reporting_to(progress);
+        }
         let request = request.cancel_on(cancel.clone());
         respond(
             self.service
@@ -282,11 +334,25 @@ impl PtyTools {
         arguments: JsonObject,
         cancel: &CancellationToken,
     ) -> CallToolResult {
-        let (id, request) =
+        self.tail_reporting(owner, arguments, cancel, None).await
+    }
+
+    /// `pty_tail`, telling `progress` of the newest lines while it waits.
+    pub async fn tail_reporting(
+        &self,
+        owner: &Owner,
+        arguments: JsonObject,
+        cancel: &CancellationToken,
+        progress: Option<ProgressFn>,
+    ) -> CallToolResult {
+        let (id, mut request) =
             match wire::parse::<TailArgs>(arguments).and_then(TailArgs::into_request) {
                 Ok(parsed) => parsed,
                 Err(err) => return reply::error(&err),
             };
+        if let Some(progress) = progress {
+            request = request.reporting_to(progress);
+        }
         let reread = request.rereads();
         let request = request.cancel_on(cancel.clone());
         respond(
@@ -305,6 +371,17 @@ impl PtyTools {
         };
         respond(self.service.screen(owner, &SessionId::new(&id)), |screen| {
             reply::screen(&id, &ScreenResult::new(screen))
+        })
+    }
+
+    /// `pty_list` for `owner`.
+    pub fn list(&self, owner: &Owner, arguments: JsonObject) -> CallToolResult {
+        if let Err(err) = wire::parse::<ListArgs>(arguments) {
+            return reply::error(&err);
+        }
+        let sessions = self.service.list(owner);
+        reply::listed(&ListResult {
+            sessions: sessions.into_iter().map(ListedSession::new).collect(),
         })
     }
 

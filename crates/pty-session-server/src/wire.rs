@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use pty_session::{
-    Error, OpenRequest, Opened, Output, Rest, Screen, SendRequest, Sent, Settle, Status, Tail,
-    TailRequest,
+    Error, OpenRequest, Opened, Output, Rest, Screen, SendRequest, Sent, SessionInfo, Settle,
+    Status, Tail, TailRequest,
 };
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -245,6 +245,11 @@ pub struct ScreenArgs {
     /// The session, as returned by pty_open.
     pub id: String,
 }
+
+/// Arguments of `pty_list`: none.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArgs {}
 
 /// Arguments of `pty_close`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -642,6 +647,60 @@ impl ScreenResult {
             alt_screen: screen.alt_screen,
             status: screen.status.as_str(),
             exit: screen.status.into(),
+        }
+    }
+}
+
+/// The result of `pty_list`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListResult {
+    /// The caller's sessions, the oldest first: running ones and exited ones not yet
+    /// closed.
+    pub sessions: Vec<ListedSession>,
+}
+
+/// One session in `pty_list`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListedSession {
+    /// The session's id.
+    pub id: String,
+    /// The command it was opened with.
+    pub command: String,
+    /// The pid of its process.
+    pub pid: u32,
+    /// "running" or "exited".
+    #[schemars(extend("enum" = ["running", "exited"]))]
+    pub status: &'static str,
+    #[serde(flatten)]
+    pub exit: ExitFields,
+    /// The working directory it started in.
+    pub cwd: String,
+    /// When it was opened (RFC 3339, UTC).
+    pub started_at: String,
+    /// Completed lines not yet delivered.
+    pub unread_lines: u64,
+    /// The unfinished last line, such as a prompt; "" if none.
+    pub pending: String,
+    /// Whether a full-screen program has the alternate screen on.
+    pub alt_screen: bool,
+}
+
+impl ListedSession {
+    pub fn new(info: SessionInfo) -> ListedSession {
+        let started_at: chrono::DateTime<chrono::Utc> = info.started_at.into();
+        ListedSession {
+            id: info.id.to_string(),
+            command: info.command,
+            pid: info.pid,
+            status: info.status.as_str(),
+            exit: info.status.into(),
+            cwd: info.cwd.to_string_lossy().into_owned(),
+            started_at: started_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            unread_lines: info.unread_lines,
+            pending: info.pending,
+            alt_screen: info.alt_screen,
         }
     }
 }

@@ -39,15 +39,16 @@ pub enum Error {
         /// Why it failed, e.g. the OS error.
         reason: String,
     },
-    /// The owner, or the whole service, has as many sessions as it may.
-    #[error("{}", session_limit_message(*.limit, .scope, .open))]
+    /// The owner, or the whole service, has as many running sessions as it may.
+    #[error("{}", session_limit_message(*.limit, .scope, .running))]
     SessionLimit {
         /// The limit that was reached.
         limit: usize,
         /// `"owner"` or `"service"`: which limit.
         scope: &'static str,
-        /// The owner's open sessions, which it could close to make room.
-        open: Vec<SessionId>,
+        /// The owner's running sessions with their commands, which it could close to make
+        /// room.
+        running: Vec<(SessionId, String)>,
     },
     /// The session's process has exited; its output can still be read with tail.
     #[error(
@@ -81,19 +82,29 @@ pub enum Error {
     Cancelled,
 }
 
-fn session_limit_message(limit: usize, scope: &str, open: &[SessionId]) -> String {
-    let ids = open
+/// The longest command a limit message quotes, in characters.
+const COMMAND_QUOTE_CHARS: usize = 60;
+
+fn session_limit_message(limit: usize, scope: &str, running: &[(SessionId, String)]) -> String {
+    let sessions = running
         .iter()
-        .map(SessionId::as_str)
+        .map(|(id, command)| {
+            let mut shown: String = command.chars().take(COMMAND_QUOTE_CHARS).collect();
+            if shown.len() < command.len() {
+                shown.push('…');
+            }
+            format!("{id} ({shown})")
+        })
         .collect::<Vec<_>>()
         .join(", ");
     match scope {
         "owner" => format!(
-            "this owner already has {limit} open sessions (the limit): [{ids}]; close one first"
+            "this owner already has {limit} running sessions (the limit): {sessions}; close one \
+             first (exited sessions do not count)"
         ),
         _ => format!(
-            "the service has {limit} open sessions (its limit); this owner's open sessions: \
-             [{ids}]; close one or try later"
+            "the service has {limit} running sessions (its limit); this owner's running \
+             sessions: [{sessions}]; close one or try later"
         ),
     }
 }

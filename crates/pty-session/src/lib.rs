@@ -74,6 +74,7 @@ mod keys;
 pub mod nofile;
 mod owner;
 mod procfs;
+mod progress;
 mod pty;
 mod record;
 mod render;
@@ -95,9 +96,10 @@ pub use backend::{Backend, Backends, ExecBackend, ShellBackend, quote_word};
 pub use config::Config;
 pub use error::{Error, Result};
 pub use owner::{Owner, SessionId};
+pub use progress::{Progress, ProgressFn};
 pub use request::{
-    ExitStatus, OpenRequest, Opened, Output, Rest, SendRequest, Sent, Settle, SettleReason, Status,
-    Tail, TailRequest, limits,
+    ExitStatus, OpenRequest, Opened, Output, Rest, SendRequest, Sent, SessionInfo, Settle,
+    SettleReason, Status, Tail, TailRequest, limits,
 };
 pub use screen::{Position, Screen};
 pub use service::PtyService;

@@ -145,10 +145,25 @@ pub(crate) struct SettleOptions {
     pub(crate) timeout_ms: Option<u64>,
     /// Whether any of them was given (a tail waits only then).
     pub(crate) given: bool,
+    /// Who hears of the newest lines while the settle runs.
+    pub(crate) progress: Option<crate::ProgressFn>,
 }
 
 macro_rules! settle_builders {
     () => {
+        /// Calls `f` with the newest lines while the settle runs longer than a second, a
+        /// few times a second at most (see [`Progress`](crate::Progress)). `f` runs on the
+        /// service's task and must not block.
+        pub fn on_progress(self, f: impl Fn(crate::Progress) + Send + Sync + 'static) -> Self {
+            self.reporting_to(crate::ProgressFn::new(f))
+        }
+
+        /// [`on_progress`](Self::on_progress) with a callback already wrapped.
+        pub fn reporting_to(mut self, progress: crate::ProgressFn) -> Self {
+            self.settle.progress = Some(progress);
+            self
+        }
+
         /// Which signals end the settle (default [`Settle::Auto`]).
         pub fn settle(mut self, settle: Settle) -> Self {
             self.settle.settle = settle;
@@ -547,6 +562,30 @@ pub struct Tail {
     pub alt_screen: bool,
     /// What ended the wait, when the tail was asked to wait.
     pub settled_by: Option<SettleReason>,
+}
+
+/// One of an owner's sessions, as [`PtyService::list`](crate::PtyService::list) shows it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SessionInfo {
+    /// The session's id.
+    pub id: SessionId,
+    /// The command as it was given to open.
+    pub command: String,
+    /// The pid of the command's process.
+    pub pid: u32,
+    /// Whether it still runs, or how it ended.
+    pub status: Status,
+    /// The working directory it started in.
+    pub cwd: PathBuf,
+    /// When it was opened.
+    pub started_at: std::time::SystemTime,
+    /// Completed lines after the read cursor.
+    pub unread_lines: u64,
+    /// The text after the last line end, such as a prompt.
+    pub pending: String,
+    /// Whether a full-screen program has the alternate screen on.
+    pub alt_screen: bool,
 }
 
 /// The limits of docs/tools.md on numeric arguments, so that the server can state them too.

@@ -177,8 +177,7 @@ impl Scrollback {
         }
     }
 
-    /// Whether completed lines wait to be read.
-    #[cfg(test)]
+    /// How many completed lines came after the cursor (some may have fallen out since).
     pub(crate) fn unread(&self) -> u64 {
         self.line_end() - self.cursor
     }

@@ -6,7 +6,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use tokio::io::unix::AsyncFd;
 use tokio::task::JoinSet;
@@ -14,16 +14,17 @@ use tokio_util::sync::CancellationToken;
 
 use crate::owner::IdSource;
 use crate::procfs::GroupProbe;
+use crate::progress;
 use crate::record::{Header, Recorder};
 use crate::request::limits;
 use crate::scrollback::{Budget, Scrollback};
-use crate::session::Session;
+use crate::session::{Origin, Session};
 use crate::settle::{self, Baseline, Plan};
 use crate::spawn::{self, SpawnOptions, SpawnerHandle};
 use crate::tap::Tap;
 use crate::{
     Config, Error, OpenRequest, Opened, Output, Owner, Result, Screen, SendRequest, Sent,
-    SessionId, Status, Tail, TailRequest,
+    SessionId, SessionInfo, Status, Tail, TailRequest,
 };
 
 /// The service: every session of every owner. Cheap to clone; clones share one core.
@@ -54,27 +55,50 @@ struct Registry {
     ids: IdSource,
     /// Opens under way per owner; they count against the limits.
     opening: HashMap<Owner, usize>,
+    /// How many sessions were opened: the next one's place in the order of opens.
+    opened: u64,
 }
 
 impl Registry {
+    /// The owner's sessions, oldest first.
+    fn owned(&self, owner: &Owner) -> Vec<&Arc<Session>> {
+        let mut owned: Vec<_> = self
+            .sessions
+            .values()
+            .filter(|s| s.owner == *owner)
+            .collect();
+        owned.sort_by_key(|s| s.origin.seq);
+        owned
+    }
+
+    /// Running sessions and opens under way of `owner`: what its limit counts.
     fn owner_count(&self, owner: &Owner) -> usize {
-        self.sessions.values().filter(|s| s.owner == *owner).count()
+        self.sessions
+            .values()
+            .filter(|s| s.owner == *owner && s.running())
+            .count()
             + self.opening.get(owner).copied().unwrap_or(0)
     }
 
     fn owner_ids(&self, owner: &Owner) -> Vec<SessionId> {
-        let mut ids: Vec<_> = self
-            .sessions
-            .values()
-            .filter(|s| s.owner == *owner)
-            .map(|s| s.id.clone())
-            .collect();
+        let mut ids: Vec<_> = self.owned(owner).iter().map(|s| s.id.clone()).collect();
         ids.sort();
         ids
     }
 
+    /// The owner's running sessions with their commands, oldest first.
+    fn owner_running(&self, owner: &Owner) -> Vec<(SessionId, String)> {
+        self.owned(owner)
+            .into_iter()
+            .filter(|s| s.running())
+            .map(|s| (s.id.clone(), s.origin.command.clone()))
+            .collect()
+    }
+
+    /// Running sessions and opens under way: what the service's limit counts.
     fn total(&self) -> usize {
-        self.sessions.len() + self.opening.values().sum::<usize>()
+        self.sessions.values().filter(|s| s.running()).count()
+            + self.opening.values().sum::<usize>()
     }
 }
 
@@ -122,7 +146,7 @@ impl Shared {
         let limit = |limit, scope| Error::SessionLimit {
             limit,
             scope,
-            open: registry.owner_ids(owner),
+            running: registry.owner_running(owner),
         };
         if registry.owner_count(owner) >= self.config.max_sessions_per_owner {
             return Err(limit(self.config.max_sessions_per_owner, "owner"));
@@ -137,8 +161,40 @@ impl Shared {
         })
     }
 
-    fn fresh_id(&self) -> SessionId {
-        self.registry().ids.next_id()
+    /// A new session's id, never issued before, and its place in the order of opens.
+    fn fresh_id(&self) -> (SessionId, u64) {
+        let mut registry = self.registry();
+        registry.opened += 1;
+        let seq = registry.opened;
+        (registry.ids.next_id(), seq)
+    }
+
+    /// Closes the oldest exited sessions of `owner` past `max_exited_per_owner`, in the
+    /// background: they are out of the registry (their ids unknown) when this returns.
+    fn prune_exited(&self, owner: &Owner) {
+        let doomed: Vec<Arc<Session>> = {
+            let mut registry = self.registry();
+            let exited: Vec<SessionId> = registry
+                .owned(owner)
+                .into_iter()
+                .filter(|s| !s.running())
+                .map(|s| s.id.clone())
+                .collect();
+            let excess = exited
+                .len()
+                .saturating_sub(self.config.max_exited_per_owner);
+            exited[..excess]
+                .iter()
+                .filter_map(|id| registry.sessions.remove(id))
+                .collect()
+        };
+        for session in doomed {
+            tracing::debug!(session = %session.id, "closed: too many exited sessions");
+            // The command has exited; what is left is reaping the shim and whatever
+            // escaped the tree. If the runtime goes first, dropping the session still tells
+            // the shim to kill.
+            tokio::spawn(async move { session.kill_and_wait().await });
+        }
     }
 
     /// Removes sessions from the registry (so their ids answer UNKNOWN_SESSION at once),
@@ -238,12 +294,22 @@ impl PtyService {
             .into_iter()
             .filter_map(|name| Some((name.to_owned(), options.env.get(name)?.clone())))
             .collect();
+        let options_cwd = options.cwd.clone();
         let reservation = self.shared.reserve(owner)?;
         let spawned = tokio::select! {
             spawned = spawn::spawn(&self.shared.spawner, options) => spawned?,
             () = cancel.cancelled() => return Err(Error::Cancelled),
         };
-        let id = self.shared.fresh_id();
+        let (id, seq) = self.shared.fresh_id();
+        let origin = Origin {
+            command: request.command.clone(),
+            cwd: match &options_cwd {
+                Some(cwd) => cwd.clone(),
+                None => std::env::current_dir().unwrap_or_default(),
+            },
+            started_at: SystemTime::now(),
+            seq,
+        };
         let scrollback = Scrollback::new(config.scrollback_lines, config.scrollback_bytes);
         let header = Header {
             id: &id,
@@ -257,6 +323,7 @@ impl PtyService {
         let session = Session::start(
             id.clone(),
             owner.clone(),
+            origin,
             spawned,
             window,
             scrollback,
@@ -275,9 +342,12 @@ impl PtyService {
         tracing::debug!(session = %id, owner = %owner, pid = session.pid, "opened");
 
         let base = Baseline::now(&session);
-        match settle::settle(&session, &plan, base, GroupProbe::default(), Some(cancel)).await {
+        let progress = request.settle.progress.as_ref();
+        let settled = settle::settle(&session, &plan, base, GroupProbe::default(), Some(cancel));
+        match progress::watch(&session, progress, start, settled).await {
             Ok(settled_by) => {
                 let reply = reply(&session, budget);
+                self.shared.prune_exited(owner);
                 Ok(Opened {
                     session_id: id,
                     pid: session.pid,
@@ -373,7 +443,9 @@ impl PtyService {
         }
         session.write_done();
         session.state().tap.agent_input(&bytes);
-        let settled_by = settle::settle(&session, &plan, base, probe, Some(cancel)).await?;
+        let progress = request.settle.progress.as_ref();
+        let settled = settle::settle(&session, &plan, base, probe, Some(cancel));
+        let settled_by = progress::watch(&session, progress, start, settled).await?;
         let reply = reply(&session, budget);
         Ok(Sent {
             delta: reply.output,
@@ -407,7 +479,8 @@ impl PtyService {
             let cancel = request.cancel.as_ref().unwrap_or(&never);
             let settled =
                 settle::settle(&session, &plan, base, GroupProbe::default(), Some(cancel));
-            Some(settled.await?)
+            let progress = request.settle.progress.as_ref();
+            Some(progress::watch(&session, progress, start, settled).await?)
         } else {
             None
         };
@@ -478,6 +551,33 @@ impl PtyService {
                 let _ = pty.close(&owner, &id).await;
             });
         }
+    }
+
+    /// `owner`'s sessions, the oldest first: running ones and exited ones not yet closed.
+    /// Past [`Config::max_exited_per_owner`] exited sessions, the oldest are closed first.
+    pub fn list(&self, owner: &Owner) -> Vec<SessionInfo> {
+        self.shared.prune_exited(owner);
+        let sessions: Vec<Arc<Session>> = {
+            let registry = self.shared.registry();
+            registry.owned(owner).into_iter().cloned().collect()
+        };
+        sessions
+            .iter()
+            .map(|session| {
+                let state = session.state();
+                SessionInfo {
+                    id: session.id.clone(),
+                    command: session.origin.command.clone(),
+                    pid: session.pid,
+                    status: state.status(),
+                    cwd: session.origin.cwd.clone(),
+                    started_at: session.origin.started_at,
+                    unread_lines: state.scrollback.unread(),
+                    pending: state.renderer.pending(),
+                    alt_screen: state.renderer.alt_screen(),
+                }
+            })
+            .collect()
     }
 
     /// The ids of `owner`'s open sessions, sorted.

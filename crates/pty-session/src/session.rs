@@ -7,8 +7,9 @@
 use std::cell::RefCell;
 use std::io;
 use std::os::fd::OwnedFd;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use tokio::io::AsyncReadExt;
 use tokio::io::unix::AsyncFd;
@@ -30,6 +31,8 @@ pub(crate) struct Session {
     pub(crate) owner: Owner,
     /// The command's pid.
     pub(crate) pid: u32,
+    /// Where the session came from, for listings.
+    pub(crate) origin: Origin,
     /// The master side, non-blocking on tokio's reactor. Read by the drain task, written
     /// by sends (which take `write_lock` first).
     pub(crate) master: Arc<AsyncFd<OwnedFd>>,
@@ -49,6 +52,18 @@ pub(crate) struct Session {
     pub(crate) group_cache: Mutex<Option<(i32, Vec<i32>)>>,
     /// The last write into the terminal (a send or a reply to a query), for input wait.
     pub(crate) last_write: Mutex<Option<WriteMark>>,
+}
+
+/// What a session was opened with, and when: what `list` shows.
+pub(crate) struct Origin {
+    /// The command as the caller gave it.
+    pub(crate) command: String,
+    /// The working directory it started in.
+    pub(crate) cwd: PathBuf,
+    /// When it was opened.
+    pub(crate) started_at: SystemTime,
+    /// Its place in the order of opens (older sessions have smaller numbers).
+    pub(crate) seq: u64,
 }
 
 /// What the foreground group looked like when something was last written to it: input
@@ -123,6 +138,7 @@ impl Session {
     pub(crate) fn start(
         id: SessionId,
         owner: Owner,
+        origin: Origin,
         spawned: Spawned,
         (cols, rows): (u16, u16),
         scrollback: Scrollback,
@@ -139,6 +155,7 @@ impl Session {
             id,
             owner,
             pid,
+            origin,
             master: Arc::new(crate::pty::register(master)?),
             state: Mutex::new(State {
                 renderer: Renderer::new(rows),
@@ -169,6 +186,11 @@ impl Session {
         self.state
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Whether the command still runs.
+    pub(crate) fn running(&self) -> bool {
+        self.state().exit.is_none()
     }
 
     /// A receiver that sees every later change of the state.

@@ -92,7 +92,7 @@ async fn without_tokens_one_is_generated_into_a_private_file() {
     assert!(!log.contains(&token), "the token is never logged:\n{log}");
 
     let client = current_client(&server.url, &token).await;
-    assert_eq!(client.list_all_tools().await.unwrap().len(), 5);
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 6);
     let wrong = raw_post(
         server.addr,
         &[("Authorization", "Bearer 0000000000000000000000")],

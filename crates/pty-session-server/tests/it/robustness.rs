@@ -41,7 +41,7 @@ async fn assert_alive(client: &Client) {
         .list_all_tools()
         .await
         .expect("the server still answers");
-    assert_eq!(tools.len(), 5);
+    assert_eq!(tools.len(), 6);
 }
 
 async fn unknown_tool(client: &Client) {

@@ -31,11 +31,12 @@ async fn tools_list_matches_the_snapshot() {
         "pty_send",
         "pty_tail",
         "pty_screen",
+        "pty_list",
         "pty_close",
     ] {
         assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
     }
-    assert_eq!(names.len(), 5);
+    assert_eq!(names.len(), 6);
 }
 
 #[tokio::test]
