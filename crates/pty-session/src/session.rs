@@ -135,6 +135,8 @@ thread_local! {
 
 impl Session {
     /// Wraps a spawned shim into a session and starts its drain task.
+    // Each argument is a different part the service has just made; one internal caller.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn start(
         id: SessionId,
         owner: Owner,
