@@ -15,6 +15,7 @@
 mod facade;
 mod mcp;
 mod raw;
+mod reads;
 mod report;
 mod stats;
 mod sys;
@@ -64,6 +65,8 @@ enum Workload {
     Idle,
     /// Closing a bash whose children escaped.
     Close,
+    /// Re-reads, and an agent's task on a long failed build.
+    Reads,
 }
 
 /// Counts for one run: the full figures of BENCHMARKS.md, or small ones for `--quick`.
@@ -168,6 +171,7 @@ async fn run(args: &Args) -> Result<()> {
         Workload::Flood,
         Workload::Idle,
         Workload::Close,
+        Workload::Reads,
     ];
     for workload in all {
         if !args.only.is_empty() && !args.only.contains(&workload) {
@@ -182,6 +186,7 @@ async fn run(args: &Args) -> Result<()> {
             Workload::Flood => workloads::flood(&plan, &mut report).await,
             Workload::Idle => workloads::idle(&plan, &mut report).await,
             Workload::Close => workloads::close(&plan, &mut report).await,
+            Workload::Reads => reads::reads(&plan, &mut report).await,
         };
         ran.with_context(|| format!("workload {workload:?}"))?;
     }

@@ -84,6 +84,12 @@ impl Server {
 
     /// Calls `tool`; fails on a protocol error or a tool error.
     pub fn call(&self, tool: &str, arguments: Value) -> Result<Value> {
+        Ok(self.call_sized(tool, arguments)?.0)
+    }
+
+    /// [`call`](Self::call), with the size in bytes of the whole result as JSON (the
+    /// structured result and the text block: what a client takes in).
+    pub fn call_sized(&self, tool: &str, arguments: Value) -> Result<(Value, usize)> {
         let Value::Object(arguments) = arguments else {
             bail!("arguments must be an object")
         };
@@ -92,11 +98,12 @@ impl Server {
         let result = self
             .block_on(call)
             .with_context(|| format!("{tool}: no answer within 60 s"))??;
+        let size = serde_json::to_vec(&result)?.len();
         let value = result
             .structured_content
             .context("a result without structuredContent")?;
         ensure!(result.is_error != Some(true), "{tool} failed: {value}");
-        Ok(value)
+        Ok((value, size))
     }
 
     /// Opens `command`; its session id.
