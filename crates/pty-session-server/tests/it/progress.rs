@@ -68,7 +68,7 @@ async fn call_with_progress(
 }
 
 /// A three-second job followed by a waiting tail and by a send: both report progress with
-/// the newest lines; a quick call reports nothing.
+/// the newest lines.
 async fn progress_during_settles(client: &RunningService<RoleClient, ProgressClient>) {
     let seen = client.service().seen.clone();
     let job = "for i in 1 2 3 4 5 6; do echo tick $i; sleep 0.5; done";
@@ -135,18 +135,6 @@ async fn progress_during_settles(client: &RunningService<RoleClient, ProgressCli
             .any(|n| n.message.as_deref().is_some_and(|m| m.contains("send")))
     })
     .await;
-    seen.lock().unwrap().clear();
-    call_with_progress(
-        client,
-        "pty_send",
-        json!({"id": shell, "data": "echo quick"}),
-    )
-    .await;
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    assert!(
-        seen.lock().unwrap().is_empty(),
-        "a quick call reports nothing"
-    );
 }
 
 #[tokio::test]
