@@ -22,7 +22,8 @@ const FIRST_ERROR: &str = "error: unit 150: expected ';'";
 
 pub async fn reads(plan: &Plan, report: &mut Report) -> Result<()> {
     reread(plan, report).await?;
-    agent_task(plan, report)?;
+    // The MCP client blocks on a runtime of its own, outside the bench's.
+    tokio::task::block_in_place(|| agent_task(plan, report))?;
     Ok(())
 }
 
