@@ -68,6 +68,7 @@ compile_error!(
 
 mod answer;
 mod backend;
+mod blocked;
 mod config;
 mod error;
 mod keys;

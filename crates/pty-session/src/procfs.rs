@@ -2,9 +2,12 @@
 //! the terminal's foreground group waits for input (for settling).
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fs;
 use std::io::Read;
 use std::path::Path;
+
+use crate::blocked::{self, TaskWait, Verdict};
 
 /// Room for any of the small `/proc` records read here (`stat` is about 300 bytes).
 const RECORD_BYTES: usize = 1024;
@@ -121,6 +124,31 @@ fn list_tasks(pid: i32) -> std::io::Result<impl Iterator<Item = i32>> {
         .filter_map(|entry| entry.file_name().to_str()?.parse().ok()))
 }
 
+/// The members of the foreground group last looked up, kept from settle to settle: a
+/// lookup reads `/proc`, so a send must not pay for one each time.
+#[derive(Default)]
+pub(crate) struct GroupCache {
+    /// The group's id and members. Short lock, no `.await` while held; a refill reads
+    /// `/proc` synchronously (bounded: the group's pids, or one listing of `/proc`).
+    members: std::sync::Mutex<Option<(i32, Vec<i32>)>>,
+}
+
+impl GroupCache {
+    /// The members of process group `pgrp`, looked up afresh when the group changed or
+    /// when `rescan` asks (a member vanished, a settle is about to confirm input wait).
+    pub(crate) fn members(&self, pgrp: i32, rescan: bool) -> Vec<i32> {
+        let mut cache = self.members.lock().unwrap_or_else(|p| p.into_inner());
+        let stale = cache.as_ref().is_none_or(|(cached, _)| *cached != pgrp);
+        if stale || rescan {
+            *cache = Some((pgrp, group_members(pgrp)));
+        }
+        cache
+            .as_ref()
+            .map(|(_, members)| members.clone())
+            .unwrap_or_default()
+    }
+}
+
 /// Up to how many pids after a group's id are probed one by one rather than listed.
 const PROBE_PIDS: i32 = 64;
 
@@ -133,35 +161,17 @@ fn last_pid() -> Option<i32> {
         .ok()
 }
 
-/// The syscalls that mean "waiting for input": read and readv (on a terminal), select,
-/// poll and epoll in all their variants.
-#[cfg(target_arch = "x86_64")]
-const INPUT_SYSCALLS: &[i64] = &[0, 19, 7, 23, 232, 270, 271, 281, 441];
-#[cfg(target_arch = "aarch64")]
-const INPUT_SYSCALLS: &[i64] = &[63, 65, 22, 72, 73, 441];
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-const INPUT_SYSCALLS: &[i64] = &[];
-
-/// Of those, the reads, whose first argument is the fd being read.
-#[cfg(target_arch = "x86_64")]
-const READ_SYSCALLS: &[i64] = &[0, 19];
-#[cfg(target_arch = "aarch64")]
-const READ_SYSCALLS: &[i64] = &[63, 65];
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-const READ_SYSCALLS: &[i64] = &[];
-
 /// Whether this machine can tell input wait: Linux with a known syscall table and a
 /// readable `/proc/self/syscall`.
 pub(crate) fn input_wait_supported() -> bool {
-    !INPUT_SYSCALLS.is_empty() && fs::read_to_string("/proc/self/syscall").is_ok()
+    crate::blocked::supported()
 }
 
 /// One look at a process group's tasks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct GroupSample {
-    /// Every live task is in interruptible sleep and at least one sleeps in an input
-    /// syscall.
-    pub(crate) waiting_for_input: bool,
+    /// How the group waits: for the person at the terminal, for work, or nobody can tell.
+    pub(crate) verdict: Verdict,
     /// The sum of the tasks' run counts (`schedstat`): it changes when any task ran.
     pub(crate) runs: u64,
 }
@@ -179,6 +189,10 @@ pub(crate) struct GroupSample {
 /// open between looks.
 #[derive(Default)]
 pub(crate) struct GroupProbe {
+    /// The session's terminal as `/proc/PID/fd/N` names it (`/dev/pts/3`).
+    tty: String,
+    /// Unix sockets' peers found so far, by inode (a socket's peer does not change).
+    peers: HashMap<u64, Option<u64>>,
     /// The members the records were opened for.
     members: Vec<i32>,
     tasks: Vec<TaskRecords>,
@@ -212,6 +226,14 @@ enum Look {
 }
 
 impl GroupProbe {
+    /// A probe of the foreground group of terminal `tty` (`/dev/pts/3`).
+    pub(crate) fn new(tty: &str) -> GroupProbe {
+        GroupProbe {
+            tty: tty.to_owned(),
+            ..GroupProbe::default()
+        }
+    }
+
     /// Samples the tasks of `members`. `None` when none of them exists any more.
     pub(crate) fn sample(&mut self, members: &[i32]) -> Option<GroupSample> {
         if self.members != members {
@@ -276,13 +298,16 @@ impl GroupProbe {
 
     /// Reads every open record once. With `check_threads`, a process whose thread count
     /// is not the number of its known tasks makes the look [`Look::TasksChanged`].
-    fn look(&self, check_threads: bool) -> Look {
+    ///
+    /// What a task waits on is read only when every task sleeps: one that runs already
+    /// says the group works.
+    fn look(&mut self, check_threads: bool) -> Look {
         let mut any_task = false;
         let mut all_asleep = true;
-        let mut any_input = false;
         let mut runs = 0u64;
         let mut buf = [0; RECORD_BYTES];
-        for task in &self.tasks {
+        let mut asleep = Vec::with_capacity(self.tasks.len());
+        for (i, task) in self.tasks.iter().enumerate() {
             let Some((state, threads)) =
                 read_again(&task.stat, &mut buf).and_then(|stat| parse_task_stat(&stat))
             else {
@@ -309,24 +334,38 @@ impl GroupProbe {
                     .and_then(|n| n.parse::<u64>().ok())
                     .unwrap_or(0);
             }
-            if state != 'S' {
+            if state == 'S' {
+                asleep.push(i);
+            } else {
                 all_asleep = false;
-                continue;
-            }
-            if !any_input
-                && task
-                    .syscall
-                    .as_ref()
-                    .and_then(|file| read_again(file, &mut buf))
-                    .is_some_and(|syscall| in_input_syscall(task.pid, &syscall))
-            {
-                any_input = true;
             }
         }
-        Look::Sample(any_task.then_some(GroupSample {
-            waiting_for_input: all_asleep && any_input && !self.incomplete,
-            runs,
-        }))
+        if !any_task {
+            return Look::Sample(None);
+        }
+        let verdict = if !all_asleep {
+            Verdict::Working
+        } else if self.incomplete {
+            Verdict::CannotTell
+        } else {
+            let mut context = blocked::Context::new(&self.tty, &self.members, &mut self.peers);
+            let waits: Vec<(i32, TaskWait)> = asleep
+                .iter()
+                .map(|&i| {
+                    let task = &self.tasks[i];
+                    let wait = match task.syscall.as_ref().and_then(|f| read_again(f, &mut buf)) {
+                        Some(syscall) => context.task(task.pid, &syscall),
+                        None => TaskWait {
+                            unknown: true,
+                            ..TaskWait::default()
+                        },
+                    };
+                    (task.pid, wait)
+                })
+                .collect();
+            blocked::verdict(&waits)
+        };
+        Look::Sample(Some(GroupSample { verdict, runs }))
     }
 }
 
@@ -344,33 +383,6 @@ fn parse_task_stat(text: &str) -> Option<(char, usize)> {
     // num_threads is the 20th field; the state is the 3rd.
     let threads = fields.nth(16)?.parse().ok()?;
     Some((state, threads))
-}
-
-/// Whether a task's `syscall` record shows it asleep in an input syscall. A read counts
-/// only on a terminal: a program that sleeps reading a file on a slow filesystem, or a
-/// pipe from another process, is not waiting for the user. (What poll, select and epoll
-/// wait on cannot be seen without tracing, so they count.)
-fn in_input_syscall(pid: i32, syscall: &str) -> bool {
-    let mut fields = syscall.split(' ');
-    let Some(nr) = fields.next().and_then(|nr| nr.trim().parse::<i64>().ok()) else {
-        return false;
-    };
-    if !INPUT_SYSCALLS.contains(&nr) {
-        return false;
-    }
-    if !READ_SYSCALLS.contains(&nr) {
-        return true;
-    }
-    let fd = fields
-        .next()
-        .and_then(|arg| i64::from_str_radix(arg.trim_start_matches("0x"), 16).ok());
-    fd.and_then(|fd| fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok())
-        .is_some_and(|target| {
-            let target = target.to_string_lossy();
-            target.starts_with("/dev/pts/")
-                || target.starts_with("/dev/tty")
-                || target == "/dev/console"
-        })
 }
 
 #[cfg(test)]
@@ -433,6 +445,13 @@ mod tests {
         task_ids(pid).count()
     }
 
+    /// A probe that takes the standard input of process `pid` (a pipe from the test) for
+    /// its terminal, so that a wait on it counts as input wait.
+    fn stdin_as_terminal(pid: i32) -> GroupProbe {
+        let stdin = fs::read_link(format!("/proc/{pid}/fd/0")).unwrap();
+        GroupProbe::new(&stdin.to_string_lossy())
+    }
+
     /// Samples until `want` or ten seconds; the last sample.
     fn sample_until(
         probe: &mut GroupProbe,
@@ -472,8 +491,8 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id() as i32;
-        let mut probe = GroupProbe::default();
-        let waiting = |s: Option<GroupSample>| s.is_some_and(|s| s.waiting_for_input);
+        let mut probe = stdin_as_terminal(pid);
+        let waiting = |s: Option<GroupSample>| s.is_some_and(|s| s.verdict == Verdict::Input);
         let before = sample_until(&mut probe, &[pid], waiting);
         child.stdin.as_mut().unwrap().write_all(b"x").unwrap();
         let mut started = [0u8];
@@ -506,14 +525,17 @@ mod tests {
             .unwrap();
         let pid = child.id() as i32;
         wait_for_tasks(pid, 41);
-        let mut probe = GroupProbe::default();
+        let mut probe = stdin_as_terminal(pid);
         let sample = sample_until(&mut probe, &[pid], |s| {
-            s.is_some_and(|s| s.waiting_for_input)
+            s.is_some_and(|s| s.verdict == Verdict::Input)
         });
         let kept = probe.tasks.len();
         child.kill().unwrap();
         child.wait().unwrap();
-        assert!(sample.is_some_and(|s| s.waiting_for_input), "{sample:?}");
+        assert!(
+            sample.is_some_and(|s| s.verdict == Verdict::Input),
+            "{sample:?}"
+        );
         assert_eq!(kept, 0, "records kept open between looks");
     }
 
@@ -528,7 +550,10 @@ mod tests {
         let alive = probe.sample(&[pid]);
         child.kill().unwrap();
         child.wait().unwrap();
-        assert!(alive.is_some_and(|s| !s.waiting_for_input), "{alive:?}");
+        assert!(
+            alive.is_some_and(|s| s.verdict != Verdict::Input),
+            "{alive:?}"
+        );
         assert_eq!(probe.sample(&[pid]), None);
     }
 
@@ -537,6 +562,6 @@ mod tests {
         let me = std::process::id() as i32;
         assert!(parent_links().iter().any(|&(pid, _)| pid == me));
         let sample = GroupProbe::default().sample(&[me]);
-        assert!(sample.is_some_and(|s| !s.waiting_for_input));
+        assert!(sample.is_some_and(|s| s.verdict == Verdict::Working));
     }
 }

@@ -61,6 +61,13 @@ pub(crate) fn foreground_group(master: impl AsFd) -> Option<i32> {
         .map(|pid| pid.as_raw_nonzero().get())
 }
 
+/// The name of the terminal's slave side (`/dev/pts/3`), as `/proc/PID/fd/N` shows a
+/// descriptor of it.
+pub(crate) fn terminal_name(master: impl AsFd) -> Option<String> {
+    let name = rustix::pty::ptsname(master, Vec::new()).ok()?;
+    name.into_string().ok()
+}
+
 /// Whether output waits on the master, unread by the service, including output still on
 /// its way: like input (see [`input_unread`]), what the program writes reaches the
 /// master's line discipline through a kernel worker, and a poll finishes that hand-over

@@ -81,6 +81,10 @@ struct Line {
     /// Lines completed since the screen was last cleared or homed, for the row estimate.
     row: usize,
     rows: u16,
+    /// The cursor's column on the alternate screen, which draws no lines: followed through
+    /// printing and cursor moves only for position reports (vim checks the width of an
+    /// ambiguous character at start-up with one, and waits on exit until it is answered).
+    alt_col: usize,
 }
 
 impl Renderer {
@@ -98,6 +102,7 @@ impl Renderer {
                 app_keypad: false,
                 row: 0,
                 rows,
+                alt_col: 0,
             },
             carry: Vec::new(),
             dcs: crate::answer::DcsRequest::default(),
@@ -330,10 +335,12 @@ impl Line {
 
     /// The cursor's 1-based row (an estimate) and column, for a position report.
     fn position(&self) -> (usize, usize) {
-        (
-            1 + self.row.min(usize::from(self.rows.max(1)) - 1),
-            self.col + 1,
-        )
+        let col = if self.alt_screen {
+            self.alt_col
+        } else {
+            self.col
+        };
+        (1 + self.row.min(usize::from(self.rows.max(1)) - 1), col + 1)
     }
 }
 
@@ -351,13 +358,21 @@ struct Cooker<'a> {
 
 impl vte::Perform for Cooker<'_> {
     fn print(&mut self, c: char) {
-        if !self.line.alt_screen {
+        if self.line.alt_screen {
+            self.line.alt_col += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        } else {
             self.line.print(c, self.out);
         }
     }
 
     fn execute(&mut self, byte: u8) {
         if self.line.alt_screen {
+            match byte {
+                b'\r' => self.line.alt_col = 0,
+                0x08 => self.line.alt_col = self.line.alt_col.saturating_sub(1),
+                b'\n' => self.line.row += 1,
+                _ => {}
+            }
             return;
         }
         match byte {
@@ -385,6 +400,10 @@ impl vte::Perform for Cooker<'_> {
                 for mode in std::iter::once(first).chain(values) {
                     match mode {
                         1049 | 1047 | 47 => {
+                            // The cursor stays where it was, as in xterm.
+                            if on && !line.alt_screen {
+                                line.alt_col = line.col;
+                            }
                             line.alt_screen = on;
                             line.addressed |= on;
                         }
@@ -393,15 +412,27 @@ impl vte::Perform for Cooker<'_> {
                     }
                 }
             }
-            ([], 'A' | 'd' | 'r') => line.addressed = true,
+            ([], 'd') => {
+                line.row = count - 1;
+                line.addressed = true;
+            }
+            ([], 'A') => {
+                line.row = line.row.saturating_sub(count);
+                line.addressed = true;
+            }
+            ([], 'r') => line.addressed = true,
             ([], 'J') if first >= 2 => {
                 line.row = 0;
                 line.addressed = true;
             }
             ([], 'H' | 'f') => {
                 line.row = usize::from(first.max(1)) - 1;
+                line.alt_col = usize::from(values.next().unwrap_or(1).max(1)) - 1;
                 line.addressed = true;
             }
+            ([], 'C') if line.alt_screen => line.alt_col += count,
+            ([], 'D') if line.alt_screen => line.alt_col = line.alt_col.saturating_sub(count),
+            ([], 'G' | '`') if line.alt_screen => line.alt_col = count - 1,
             _ if line.alt_screen => {}
             ([], 'C') => line.col = (line.col + count).min(MAX_LINE_BYTES),
             ([], 'D') => line.col = line.col.saturating_sub(count),

@@ -13,7 +13,6 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::owner::IdSource;
-use crate::procfs::GroupProbe;
 use crate::progress;
 use crate::record::{Header, Recorder};
 use crate::request::limits;
@@ -343,7 +342,7 @@ impl PtyService {
 
         let base = Baseline::now(&session);
         let progress = request.settle.progress.as_ref();
-        let settled = settle::settle(&session, &plan, base, GroupProbe::default(), Some(cancel));
+        let settled = settle::settle(&session, &plan, base, session.probe(), Some(cancel));
         match progress::watch(&session, progress, start, settled).await {
             Ok(settled_by) => {
                 let reply = reply(&session, budget);
@@ -431,7 +430,7 @@ impl PtyService {
         // The copy is overwritten however the call ends, like the request's own data.
         let bytes = zeroize::Zeroizing::new(bytes);
         let base = Baseline::now(&session);
-        let mut probe = GroupProbe::default();
+        let mut probe = session.probe();
         session.mark_write(&mut probe);
         let written = tokio::select! {
             written = write_all(&session.master, &bytes, plan.deadline()) => written,
@@ -477,8 +476,7 @@ impl PtyService {
             let base = Baseline::unread(&session);
             let never = CancellationToken::new();
             let cancel = request.cancel.as_ref().unwrap_or(&never);
-            let settled =
-                settle::settle(&session, &plan, base, GroupProbe::default(), Some(cancel));
+            let settled = settle::settle(&session, &plan, base, session.probe(), Some(cancel));
             let progress = request.settle.progress.as_ref();
             Some(progress::watch(&session, progress, start, settled).await?)
         } else {

@@ -16,7 +16,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::watch;
 
-use crate::procfs::GroupProbe;
+use crate::procfs::{GroupCache, GroupProbe};
 use crate::render::{Rendered, Renderer};
 use crate::screen::Window;
 use crate::scrollback::Scrollback;
@@ -47,9 +47,10 @@ pub(crate) struct Session {
     control: Mutex<Option<OwnedWriteHalf>>,
     /// Whether this machine tells input wait (else quiet takes its place).
     pub(crate) input_wait_supported: bool,
-    /// The foreground group last looked up: pgrp and members. Short lock, no I/O awaited
-    /// while held.
-    pub(crate) group_cache: Mutex<Option<(i32, Vec<i32>)>>,
+    /// The session's terminal as `/proc` names it (`/dev/pts/3`): what input wait is.
+    pub(crate) tty: String,
+    /// The members of the foreground group last looked up.
+    pub(crate) group: GroupCache,
     /// The last write into the terminal (a send or a reply to a query), for input wait.
     pub(crate) last_write: Mutex<Option<WriteMark>>,
 }
@@ -153,6 +154,7 @@ impl Session {
             pid,
         } = spawned;
         let (control_read, control_write) = control.into_split();
+        let tty = crate::pty::terminal_name(&master).unwrap_or_default();
         let session = Arc::new(Session {
             id,
             owner,
@@ -174,7 +176,8 @@ impl Session {
             write_lock: tokio::sync::Mutex::new(()),
             control: Mutex::new(Some(control_write)),
             input_wait_supported,
-            group_cache: Mutex::new(None),
+            tty,
+            group: GroupCache::default(),
             last_write: Mutex::new(None),
         });
         tokio::spawn(drain(session.clone(), control_read));
@@ -228,11 +231,16 @@ impl Session {
         }
     }
 
+    /// A probe of this session's foreground group, for one settle.
+    pub(crate) fn probe(&self) -> GroupProbe {
+        GroupProbe::new(&self.tty)
+    }
+
     /// Records the foreground group's state before a write into the terminal, looking
     /// through `probe` (which the write's settle goes on using).
     pub(crate) fn mark_write(&self, probe: &mut GroupProbe) {
         let group = crate::pty::foreground_group(self.master.get_ref()).and_then(|pgrp| {
-            let members = self.group_members(pgrp, false);
+            let members = self.group.members(pgrp, false);
             probe.sample(&members).map(|sample| (pgrp, sample.runs))
         });
         let mark = WriteMark {
@@ -299,7 +307,7 @@ impl Session {
                 }
             }
             if !rendered.replies.is_empty() {
-                self.mark_write(&mut GroupProbe::default());
+                self.mark_write(&mut self.probe());
                 // Replies to terminal queries are a few bytes; the input queue takes them
                 // unless the program stopped reading, and then nothing waits for them.
                 let _ = crate::pty::write_some(self.master.get_ref(), &rendered.replies);

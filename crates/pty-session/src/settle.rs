@@ -1,14 +1,20 @@
 //! Settling: deciding when an open or a send returns (docs/tools.md, "Settling").
 //!
-//! A settle waits on the session's change notifications and on short timers, and ends at
-//! the first of exit, input wait, match, quiet and timeout. Input wait is sampled from
-//! `/proc` only while a settle runs: the foreground group's tasks all asleep, one of them
-//! in an input syscall, nothing unread on the master, no new output, and proof that the
-//! program has seen what was written (it ran since, or nothing woke it for a while). The
-//! state must hold before it counts, because one look at `/proc` reads the tasks one after
-//! another, and a task can wake and sleep again between looks: for [`CONFIRM_STILL`] if no
-//! task of the group ran in between (their `schedstat` run counts unchanged), otherwise for
-//! [`CONFIRM`]. Sampling is close (yielding between looks) right after a change, every
+//! The decision is [`Settler`], a pure state machine: each step it is shown the time, the
+//! session's output counters, the exit, whether `until` matched and (when it asks) a look
+//! at the terminal's foreground group, and it answers "done, because …" or "look again
+//! then". [`settle`] is its driver: it gathers those inputs and sleeps as told.
+//!
+//! Input wait is read from `/proc` only while a settle runs (see `blocked`): every task
+//! of the foreground group asleep, one of them waiting for the person at the terminal and
+//! none for anything else, nothing unread on the master, no new output, and proof that
+//! the program has seen what was written (it ran since, or nothing woke it for a while).
+//! The state must hold before it counts, because one look at `/proc` reads the tasks one
+//! after another, and a task can wake and sleep again between looks: for
+//! [`CONFIRM_STILL`] if no task of the group ran in between (their `schedstat` run counts
+//! unchanged), otherwise for [`CONFIRM`]. A group that waits on the terminal and on
+//! something else at once (the `ssh` client), or whose records cannot be read, can only be
+//! told by quiet. Sampling is close (yielding between looks) right after a change, every
 //! [`FINE`] for a while after that, then every [`TICK`].
 
 use std::time::{Duration, Instant};
@@ -16,7 +22,8 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
-use crate::procfs::{self, GroupProbe, GroupSample};
+use crate::blocked::Verdict;
+use crate::procfs::{GroupProbe, GroupSample};
 use crate::request::{SettleOptions, limits};
 use crate::session::Session;
 use crate::timer::FineTimer;
@@ -130,109 +137,74 @@ impl Baseline {
     }
 }
 
-/// Waits until the session's output settled according to `plan`.
+/// Waits until the session's output settled according to `plan`: the driver of
+/// [`Settler`]. It only gathers what the decision needs (the session's state, a look at
+/// the foreground group when asked for) and sleeps as the decision says.
 pub(crate) async fn settle(
     session: &Session,
     plan: &Plan,
     base: Baseline,
-    probe: GroupProbe,
+    mut probe: GroupProbe,
     cancel: Option<&CancellationToken>,
 ) -> Result<SettleReason> {
     if !plan.waits() {
         return Ok(SettleReason::None);
     }
     let mut changes = session.subscribe();
-    let input_wait = plan.mode == Settle::Auto && session.input_wait_supported;
-    let quiet_ends = plan.mode == Settle::Quiet || !input_wait;
-    let mut watcher = InputWatcher {
-        probe,
-        candidate: None,
-        scanned: None,
-    };
+    let mut settler = Settler::new(plan, session.input_wait_supported, Instant::now());
     let mut checked = base.line_mark;
     let never = CancellationToken::new();
     let cancel = cancel.unwrap_or(&never);
-    let mut last_change = Instant::now();
-    // Since when the close watch has spun without a pause of CLOSE_WATCH in the output.
-    let mut spinning_since: Option<Instant> = None;
-    // Made at the first fine sleep; without it the watch falls back to ticks.
+    // Made at the first fine sleep; without it the driver falls back to ticks.
     let mut fine_timer: Option<std::io::Result<FineTimer>> = None;
     loop {
-        if changes.has_changed().unwrap_or(false) {
-            last_change = Instant::now();
-        }
+        let changed = changes.has_changed().unwrap_or(false);
         changes.borrow_and_update();
         let now = Instant::now();
-        let (seq, last_output, exited) = {
+        let mut seen = {
             let state = session.state();
-            if state.exit.is_some()
-                && (state.eof || now.duration_since(state.last_output) >= EXIT_DRAIN)
-            {
-                return Ok(SettleReason::Exit);
-            }
-            if let Some(until) = &plan.until {
+            let matched = plan.until.as_ref().is_some_and(|until| {
                 let matched = state
                     .scrollback
                     .lines_from(checked)
                     .any(|l| until.is_match(l))
                     || (base.output_seq != Some(state.output_seq)
                         && until.is_match(&state.renderer.pending()));
-                if matched {
-                    return Ok(SettleReason::Match);
-                }
                 checked = state.scrollback.line_end();
+                matched
+            });
+            Seen {
+                now,
+                changed,
+                output_seq: state.output_seq,
+                last_output: state.last_output,
+                exit: state.exit.map(|_| state.eof),
+                matched,
+                group: None,
+                last_write: None,
             }
-            (state.output_seq, state.last_output, state.exit.is_some())
         };
-        if input_wait && !exited && watcher.settled(session, seq, now) {
-            return Ok(SettleReason::Input);
+        if let Some(rescan) = settler.wants_look(&seen) {
+            seen.group = Some(look(session, &mut probe, rescan));
+            seen.last_write = session.last_write().map(|mark| mark.at);
         }
-        let quiet_at = last_output.max(plan.start) + plan.quiet;
-        if quiet_ends && now >= quiet_at {
-            return Ok(SettleReason::Quiet);
-        }
-        if now >= plan.deadline {
-            return Ok(SettleReason::Timeout);
-        }
-
-        let mut wake = plan.deadline;
-        let mut fine_wake = None;
-        // Output keeps coming and the close watch has spun its fill: look every FINE,
-        // not at every read of the output.
-        let mut bulk = false;
-        if quiet_ends {
-            wake = wake.min(quiet_at);
-        }
-        if exited {
-            wake = wake.min(last_output + EXIT_DRAIN);
-        }
-        if input_wait && !exited {
-            let close = now.duration_since(last_change) < CLOSE_WATCH;
-            if !close {
-                spinning_since = None;
+        let wake = match settler.step(&seen) {
+            Next::Done(reason) => return Ok(reason),
+            Next::Wait(wake) => wake,
+        };
+        if wake.spin {
+            // Sample closely right after output: the program usually goes back to its
+            // read within microseconds, and the timer cannot wait less than 1 ms. The
+            // thread also yields its CPU, so that the program it watches runs first when
+            // the two share a core.
+            std::thread::yield_now();
+            tokio::select! {
+                () = tokio::task::yield_now() => {}
+                () = cancel.cancelled() => return Err(Error::Cancelled),
             }
-            let spun = now.duration_since(*spinning_since.get_or_insert(now));
-            if (close && spun < SPIN_LIMIT) || watcher.confirming() {
-                // Sample closely right after output: the program usually goes back to
-                // its read within microseconds, and the timer cannot wait less than 1 ms.
-                // The thread also yields its CPU, so that the program it watches runs
-                // first when the two share a core.
-                std::thread::yield_now();
-                tokio::select! {
-                    () = tokio::task::yield_now() => {}
-                    () = cancel.cancelled() => return Err(Error::Cancelled),
-                }
-                continue;
-            }
-            // Output for a while without a pause (a bulk producer), or some time after
-            // the last: look every FINE.
-            bulk = close;
-            if now.duration_since(last_change) < FINE_WATCH {
-                fine_wake = Some(wake.min(now + FINE));
-            }
-            wake = wake.min(now + TICK);
+            continue;
         }
-        let fine = fine_wake.and_then(|at| {
+        let fine = wake.fine.and_then(|at| {
             let timer = fine_timer
                 .get_or_insert_with(FineTimer::new)
                 .as_ref()
@@ -247,104 +219,557 @@ pub(crate) async fn settle(
         };
         tokio::select! {
             () = fine_sleep => {}
-            changed = changes.changed(), if !bulk => {
+            changed = changes.changed(), if wake.on_output => {
                 if changed.is_err() {
                     // The session is gone; its state says why on the next round.
                     tokio::time::sleep(TICK).await;
                 }
-                last_change = Instant::now();
+                settler.output_seen(Instant::now());
             }
-            () = tokio::time::sleep_until(wake.into()) => {}
+            () = tokio::time::sleep_until(wake.at.into()) => {}
             () = cancel.cancelled() => return Err(Error::Cancelled),
         }
     }
 }
 
-/// Samples the foreground group during one settle.
-struct InputWatcher {
-    /// The group's open `/proc` records, closed when the settle ends.
-    probe: GroupProbe,
-    /// Since when the group has waited for input, and the output count and the group's
-    /// run count then.
+/// One look at the foreground group: what [`Settler`] weighs.
+fn look(session: &Session, probe: &mut GroupProbe, rescan: bool) -> GroupLook {
+    let master = session.master.get_ref();
+    let Some(pgrp) = crate::pty::foreground_group(master) else {
+        return GroupLook::Working;
+    };
+    let members = session.group.members(pgrp, rescan);
+    let Some(GroupSample { verdict, runs }) = probe.sample(&members) else {
+        // The members we knew are gone: look again next time.
+        session.group.members(pgrp, true);
+        return GroupLook::Working;
+    };
+    match verdict {
+        Verdict::Working => GroupLook::Working,
+        Verdict::CannotTell => GroupLook::CannotTell,
+        // Output unread by the service, or input unread by the program (not scheduled
+        // yet, or not even handed the input): about to run, not waiting.
+        Verdict::Input
+            if crate::pty::output_unread(master)
+                || crate::pty::input_unread(master) == Some(true) =>
+        {
+            GroupLook::Working
+        }
+        Verdict::Input => GroupLook::Input {
+            runs,
+            ran_since_write: session
+                .last_write()
+                .is_none_or(|mark| mark.group != Some((pgrp, runs))),
+        },
+    }
+}
+
+/// What the foreground group was doing at a look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GroupLook {
+    /// It works (or is gone, or about to read what is waiting for it).
+    Working,
+    /// Only quiet can tell: it waits on the terminal and on something else at once, or
+    /// its records cannot be read.
+    CannotTell,
+    /// It waits for the person at the terminal.
+    Input {
+        /// Its tasks' summed run counts: equal at two looks, none of them ran between.
+        runs: u64,
+        /// It ran since the last write into the terminal (or nothing was written), so it
+        /// has seen that write.
+        ran_since_write: bool,
+    },
+}
+
+/// What the driver saw at one step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Seen {
+    pub(crate) now: Instant,
+    /// The session's state changed since the last step.
+    pub(crate) changed: bool,
+    /// Counts the reads that brought output.
+    pub(crate) output_seq: u64,
+    /// When output last arrived (or the session started).
+    pub(crate) last_output: Instant,
+    /// The command exited; `true` once no more output can come.
+    pub(crate) exit: Option<bool>,
+    /// A new line or the pending line matched `until`.
+    pub(crate) matched: bool,
+    /// The look at the foreground group, when [`Settler::wants_look`] asked for one.
+    pub(crate) group: Option<GroupLook>,
+    /// When the last write into the terminal completed (with a look).
+    pub(crate) last_write: Option<Instant>,
+}
+
+/// What the driver does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Next {
+    Done(SettleReason),
+    Wait(Wake),
+}
+
+/// How the driver waits before the next step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Wake {
+    /// Step again at once, after yielding the CPU (the close watch).
+    pub(crate) spin: bool,
+    /// Step again at this instant (the fine timer), if sooner than `at`.
+    pub(crate) fine: Option<Instant>,
+    /// Step again at the latest then.
+    pub(crate) at: Instant,
+    /// Step again as soon as the session's state changes.
+    pub(crate) on_output: bool,
+}
+
+/// The settle's decision, a pure function of what it is shown: no clock of its own, no
+/// I/O. Each [`step`](Settler::step) is given what the driver saw and says whether the
+/// settle is done (and why) or when to look again.
+pub(crate) struct Settler {
+    input_wait: bool,
+    /// Quiet ends the settle whatever the group does (`settle: quiet`, or no input wait
+    /// on this machine).
+    quiet_always: bool,
+    quiet: Duration,
+    start: Instant,
+    deadline: Instant,
+    /// The latest look said only quiet can tell.
+    cannot_tell: bool,
+    /// Since when the group has waited for input, and the output count and run count then.
     candidate: Option<(Instant, u64, u64)>,
-    /// When this settle last looked the group's members up.
+    /// When the state last changed.
+    last_change: Instant,
+    /// Since when the close watch has spun without a pause of [`CLOSE_WATCH`].
+    spinning_since: Option<Instant>,
+    /// When the members of the group were last looked up.
     scanned: Option<Instant>,
 }
 
-impl InputWatcher {
-    fn confirming(&self) -> bool {
-        self.candidate.is_some()
+impl Settler {
+    /// A decision for `plan`, starting at `now`; `readable`: the group's waits can be
+    /// read on this machine.
+    pub(crate) fn new(plan: &Plan, readable: bool, now: Instant) -> Settler {
+        let input_wait = readable && plan.mode == Settle::Auto;
+        Settler {
+            input_wait,
+            quiet_always: plan.mode == Settle::Quiet || !input_wait,
+            quiet: plan.quiet,
+            start: plan.start,
+            deadline: plan.deadline,
+            cannot_tell: false,
+            candidate: None,
+            last_change: now,
+            spinning_since: None,
+            scanned: None,
+        }
     }
 
-    fn settled(&mut self, session: &Session, seq: u64, now: Instant) -> bool {
-        let waiting = self.waiting(session, now);
-        match (waiting, self.candidate) {
-            (None, _) => {
-                self.candidate = None;
-                false
+    /// Whether this step needs a look at the group, given what else was seen; `Some(true)`
+    /// when its members must be looked up afresh too: before input wait is confirmed (a
+    /// process that joined the group since the last lookup would be missed) and every
+    /// [`RESCAN`].
+    pub(crate) fn wants_look(&mut self, seen: &Seen) -> Option<bool> {
+        if !self.input_wait || seen.exit.is_some() || seen.matched {
+            return None;
+        }
+        let due = self
+            .scanned
+            .is_none_or(|at| seen.now.duration_since(at) >= RESCAN);
+        let rescan = due || self.candidate.is_some();
+        if rescan {
+            self.scanned = Some(seen.now);
+        }
+        Some(rescan)
+    }
+
+    /// The state changed at `now` (seen by the driver while it slept).
+    pub(crate) fn output_seen(&mut self, now: Instant) {
+        self.last_change = now;
+    }
+
+    /// Decides, from what was seen now.
+    pub(crate) fn step(&mut self, seen: &Seen) -> Next {
+        let now = seen.now;
+        if seen.changed {
+            self.last_change = now;
+        }
+        if let Some(eof) = seen.exit
+            && (eof || now.duration_since(seen.last_output) >= EXIT_DRAIN)
+        {
+            return Next::Done(SettleReason::Exit);
+        }
+        if seen.matched {
+            return Next::Done(SettleReason::Match);
+        }
+        let exited = seen.exit.is_some();
+        if let Some(group) = seen.group {
+            self.cannot_tell = group == GroupLook::CannotTell;
+            if self.input_confirmed(seen, group) {
+                return Next::Done(SettleReason::Input);
             }
-            (Some(runs), Some((since, at_seq, at_runs))) if at_seq == seq => {
-                let held = now.duration_since(since);
+        }
+        let quiet_ends = self.quiet_always || self.cannot_tell;
+        let quiet_at = seen.last_output.max(self.start) + self.quiet;
+        if quiet_ends && now >= quiet_at {
+            return Next::Done(SettleReason::Quiet);
+        }
+        if now >= self.deadline {
+            return Next::Done(SettleReason::Timeout);
+        }
+
+        let mut at = self.deadline;
+        if quiet_ends {
+            at = at.min(quiet_at);
+        }
+        if exited {
+            at = at.min(seen.last_output + EXIT_DRAIN);
+        }
+        let mut wake = Wake {
+            spin: false,
+            fine: None,
+            at,
+            on_output: true,
+        };
+        if self.input_wait && !exited {
+            let close = now.duration_since(self.last_change) < CLOSE_WATCH;
+            if !close {
+                self.spinning_since = None;
+            }
+            let spun = now.duration_since(*self.spinning_since.get_or_insert(now));
+            if (close && spun < SPIN_LIMIT) || self.candidate.is_some() {
+                wake.spin = true;
+                return Next::Wait(wake);
+            }
+            // Output for a while without a pause (a bulk producer): look every FINE, not
+            // at every read of the output.
+            wake.on_output = !close;
+            if now.duration_since(self.last_change) < FINE_WATCH {
+                wake.fine = Some(at.min(now + FINE));
+            }
+            wake.at = at.min(now + TICK);
+        }
+        Next::Wait(wake)
+    }
+
+    /// Whether input wait has held long enough, with `group` the look of this step.
+    fn input_confirmed(&mut self, seen: &Seen, group: GroupLook) -> bool {
+        let GroupLook::Input {
+            runs,
+            ran_since_write,
+        } = group
+        else {
+            self.candidate = None;
+            return false;
+        };
+        // Input written to the terminal must have reached the program: it ran since, or
+        // nothing woke it for a while.
+        let saw_write = ran_since_write
+            || seen
+                .last_write
+                .is_none_or(|at| seen.now.duration_since(at) >= NO_WAKE);
+        if !saw_write {
+            self.candidate = None;
+            return false;
+        }
+        match self.candidate {
+            Some((since, at_seq, at_runs)) if at_seq == seen.output_seq => {
+                let held = seen.now.duration_since(since);
                 held >= CONFIRM || (held >= CONFIRM_STILL && runs == at_runs)
             }
-            (Some(runs), _) => {
-                self.candidate = Some((now, seq, runs));
+            _ => {
+                self.candidate = Some((seen.now, seen.output_seq, runs));
                 false
             }
         }
-    }
-
-    /// The group's run count if it waits for input now.
-    fn waiting(&mut self, session: &Session, now: Instant) -> Option<u64> {
-        let master = session.master.get_ref();
-        let pgrp = crate::pty::foreground_group(master)?;
-        // Members may join the group while it runs (a pipeline, a child of the shell's
-        // job), so a settle looks again now and then.
-        let scanned = *self.scanned.get_or_insert(now);
-        let rescan = now.duration_since(scanned) >= RESCAN;
-        if rescan {
-            self.scanned = Some(now);
-        }
-        let members = session.group_members(pgrp, rescan);
-        let Some(GroupSample {
-            waiting_for_input,
-            runs,
-        }) = self.probe.sample(&members)
-        else {
-            // The members we knew are gone: look again next time.
-            session.group_members(pgrp, true);
-            return None;
-        };
-        if !waiting_for_input || crate::pty::output_unread(master) {
-            return None;
-        }
-        // A program asleep in a read with input waiting for it has not been scheduled
-        // yet, or has not even been handed the input: it is about to run, not waiting.
-        if crate::pty::input_unread(master) == Some(true) {
-            return None;
-        }
-        // Input written to the terminal must have reached the program: it ran since, or
-        // nothing woke it for a while. A session nothing was written to needs no proof.
-        let seen = session.last_write().is_none_or(|mark| {
-            mark.group != Some((pgrp, runs)) || now.duration_since(mark.at) >= NO_WAKE
-        });
-        seen.then_some(runs)
     }
 }
 
-impl Session {
-    /// The members of process group `pgrp`, from a cache that is refreshed when the group
-    /// changes or when `rescan` asks (a member vanished, or a settle wants a fresh look).
-    /// A scan reads every process's `stat`, so a send must not pay for one each time.
-    pub(crate) fn group_members(&self, pgrp: i32, rescan: bool) -> Vec<i32> {
-        let mut cache = self.group_cache.lock().unwrap_or_else(|p| p.into_inner());
-        let stale = cache.as_ref().is_none_or(|(cached, _)| *cached != pgrp);
-        if stale || rescan {
-            *cache = Some((pgrp, procfs::group_members(pgrp)));
+#[cfg(test)]
+mod tests {
+    //! The decision on scripted timelines: no process, no clock. A small simulator plays
+    //! the driver: it shows the settler the world at each step and moves time as the
+    //! settler asks (a spin is taken to last 20 µs).
+
+    use super::*;
+
+    /// What the scripted program does, as functions of the time since the call began.
+    struct World {
+        /// When output arrived.
+        outputs: Vec<Duration>,
+        /// When the command exited, and whether its output was then all read.
+        exit: Option<(Duration, bool)>,
+        /// When `until` matched.
+        matched: Option<Duration>,
+        /// When something was last written into the terminal.
+        write: Option<Duration>,
+        /// The foreground group at a look.
+        group: Box<dyn Fn(Duration) -> GroupLook>,
+    }
+
+    impl World {
+        fn new(group: impl Fn(Duration) -> GroupLook + 'static) -> World {
+            World {
+                outputs: Vec::new(),
+                exit: None,
+                matched: None,
+                write: None,
+                group: Box::new(group),
+            }
         }
-        cache
-            .as_ref()
-            .map(|(_, members)| members.clone())
-            .unwrap_or_default()
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn us(n: u64) -> Duration {
+        Duration::from_micros(n)
+    }
+
+    /// Waits for the person, having seen the write.
+    fn input(_: Duration) -> GroupLook {
+        GroupLook::Input {
+            runs: 7,
+            ran_since_write: true,
+        }
+    }
+
+    fn options(mode: Settle, quiet_ms: u64, timeout_ms: u64) -> SettleOptions {
+        SettleOptions {
+            settle: mode,
+            quiet_ms: Some(quiet_ms),
+            timeout_ms: Some(timeout_ms),
+            ..SettleOptions::default()
+        }
+    }
+
+    /// Plays `world` against a settle with `options` (input wait readable); how it ended,
+    /// when, and how many looks at the group it took.
+    #[track_caller]
+    fn play(world: &World, options: SettleOptions) -> (SettleReason, Duration, usize) {
+        let t0 = Instant::now();
+        let plan = Plan::new(&options, t0).unwrap();
+        let mut settler = Settler::new(&plan, true, t0);
+        let mut t = Duration::ZERO;
+        let mut seen_outputs = 0;
+        let mut looks = 0;
+        for _ in 0..1_000_000 {
+            let arrived = world.outputs.iter().filter(|&&at| at <= t).count();
+            let last_output = world.outputs[..arrived].last().copied().unwrap_or_default();
+            let mut seen = Seen {
+                now: t0 + t,
+                changed: arrived != seen_outputs,
+                output_seq: arrived as u64,
+                last_output: t0 + last_output,
+                exit: world.exit.filter(|&(at, _)| at <= t).map(|(_, eof)| eof),
+                matched: world.matched.is_some_and(|at| at <= t),
+                group: None,
+                last_write: None,
+            };
+            seen_outputs = arrived;
+            if settler.wants_look(&seen).is_some() {
+                looks += 1;
+                seen.group = Some((world.group)(t));
+                seen.last_write = world.write.map(|at| t0 + at);
+            }
+            let wake = match settler.step(&seen) {
+                Next::Done(reason) => return (reason, t, looks),
+                Next::Wait(wake) => wake,
+            };
+            let next = if wake.spin {
+                t + us(20)
+            } else {
+                let mut at = wake.at.min(wake.fine.unwrap_or(wake.at)) - t0;
+                if wake.on_output
+                    && let Some(&output) = world.outputs.iter().find(|&&o| o > t && o < at)
+                {
+                    settler.output_seen(t0 + output);
+                    at = output;
+                }
+                at
+            };
+            assert!(next > t || wake.spin, "time must move: {wake:?} at {t:?}");
+            t = next.max(t + us(1));
+        }
+        panic!("the settle never ended");
+    }
+
+    #[test]
+    fn a_repl_settles_by_input_within_a_millisecond_of_its_prompt() {
+        let mut world = World::new(|t| {
+            if t < ms(2) {
+                GroupLook::Working
+            } else {
+                input(t)
+            }
+        });
+        world.outputs = vec![ms(1), ms(2)];
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Input);
+        assert!(at >= ms(2) + CONFIRM_STILL && at < ms(3), "{at:?}");
+    }
+
+    #[test]
+    fn work_on_a_pipe_before_the_prompt_is_waited_out() {
+        // git add -p: git reads its child's pipe for 40 ms (working), then prints the hunk
+        // and its prompt and reads the terminal.
+        let mut world = World::new(|t| {
+            if t < ms(41) {
+                GroupLook::Working
+            } else {
+                input(t)
+            }
+        });
+        world.outputs = vec![ms(40), ms(41)];
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Input);
+        assert!(at > ms(41), "{at:?}");
+    }
+
+    #[test]
+    fn a_busy_member_keeps_the_settle_to_its_timeout() {
+        // `yes > /dev/null & exec cat`: cat reads the terminal, yes never stops.
+        let world = World::new(|_| GroupLook::Working);
+        let (reason, at, _) = play(&world, options(Settle::Auto, 300, 2500));
+        assert_eq!((reason, at), (SettleReason::Timeout, ms(2500)));
+    }
+
+    #[test]
+    fn quiet_ends_a_settle_where_input_cannot_be_told() {
+        // ssh: its client polls the terminal and its socket. `sleep 2; echo done`.
+        let mut world = World::new(|_| GroupLook::CannotTell);
+        world.outputs = vec![ms(1), ms(2001)];
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Quiet);
+        assert!(at >= ms(301) && at < ms(303), "{at:?}");
+        // With a longer quiet period the answer comes within the call.
+        let (reason, at, _) = play(&world, options(Settle::Auto, 3000, 10_000));
+        assert_eq!(reason, SettleReason::Quiet);
+        assert!(at >= ms(5001) && at < ms(5003), "{at:?}");
+    }
+
+    #[test]
+    fn quiet_does_not_end_an_auto_settle_while_input_can_be_told() {
+        let mut world = World::new(|_| GroupLook::Working);
+        world.outputs = vec![ms(1)];
+        let (reason, _, _) = play(&world, options(Settle::Auto, 300, 1000));
+        assert_eq!(reason, SettleReason::Timeout);
+    }
+
+    #[test]
+    fn settle_quiet_ignores_input_wait() {
+        let mut world = World::new(input);
+        world.outputs = vec![ms(1)];
+        let (reason, at, looks) = play(&world, options(Settle::Quiet, 300, 5000));
+        assert_eq!((reason, at, looks), (SettleReason::Quiet, ms(301), 0));
+    }
+
+    #[test]
+    fn input_wait_counts_only_once_it_held() {
+        // The group is seen waiting at single looks between bursts of work: a look reads
+        // tasks one after another, and a task can wake between them.
+        let world = World::new(|t| {
+            if t < ms(20) && t.as_micros() % 200 < 40 {
+                input(t)
+            } else if t < ms(20) {
+                GroupLook::Working
+            } else {
+                input(t)
+            }
+        });
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Input);
+        assert!(at >= ms(20), "{at:?}");
+    }
+
+    #[test]
+    fn a_group_whose_tasks_ran_between_looks_is_held_longer() {
+        let world = World::new(|t| GroupLook::Input {
+            runs: t.as_micros() as u64,
+            ran_since_write: true,
+        });
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Input);
+        assert!(at >= CONFIRM && at < CONFIRM + us(100), "{at:?}");
+    }
+
+    #[test]
+    fn output_during_the_hold_starts_it_again() {
+        let mut world = World::new(input);
+        world.outputs = vec![us(50), us(130), us(210)];
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Input);
+        assert!(at >= us(210) + CONFIRM_STILL, "{at:?}");
+    }
+
+    #[test]
+    fn a_write_the_program_has_not_run_since_needs_time() {
+        // A partial line in canonical mode wakes nobody: the group never runs.
+        let mut world = World::new(|_| GroupLook::Input {
+            runs: 7,
+            ran_since_write: false,
+        });
+        world.write = Some(Duration::ZERO);
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Input);
+        assert!(at >= NO_WAKE && at < NO_WAKE + ms(2), "{at:?}");
+    }
+
+    #[test]
+    fn exit_waits_for_the_output_to_drain() {
+        let mut world = World::new(|_| GroupLook::Working);
+        world.outputs = vec![ms(5)];
+        world.exit = Some((ms(10), false));
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Exit);
+        assert_eq!(at, ms(5) + EXIT_DRAIN);
+        world.exit = Some((ms(10), true));
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!((reason, at), (SettleReason::Exit, ms(10)));
+    }
+
+    #[test]
+    fn a_match_ends_the_settle_at_once_and_before_input() {
+        let mut world = World::new(|_| GroupLook::Working);
+        world.outputs = vec![ms(3)];
+        world.matched = Some(ms(3));
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!((reason, at), (SettleReason::Match, ms(3)));
+    }
+
+    #[test]
+    fn looks_thin_out_as_the_program_stays_busy() {
+        // One second of work without output: close looks at first, then ticks.
+        let world = World::new(|_| GroupLook::Working);
+        let (_, _, looks) = play(&world, options(Settle::Auto, 300, 1000));
+        let fine = FINE_WATCH.as_micros() / FINE.as_micros();
+        assert!(
+            looks < 1000 + fine as usize + 200,
+            "{looks} looks in a second"
+        );
+        assert!(looks > 900, "{looks} looks in a second");
+    }
+
+    #[test]
+    fn members_are_looked_up_again_before_input_is_confirmed() {
+        let t0 = Instant::now();
+        let plan = Plan::new(&SettleOptions::default(), t0).unwrap();
+        let mut settler = Settler::new(&plan, true, t0);
+        let seen = |at: Duration, group| Seen {
+            now: t0 + at,
+            changed: false,
+            output_seq: 0,
+            last_output: t0,
+            exit: None,
+            matched: false,
+            group,
+            last_write: None,
+        };
+        assert_eq!(settler.wants_look(&seen(us(0), None)), Some(true));
+        settler.step(&seen(us(0), Some(GroupLook::Working)));
+        assert_eq!(settler.wants_look(&seen(us(20), None)), Some(false));
+        settler.step(&seen(us(20), Some(input(us(20)))));
+        // A candidate: the next look refreshes the members (a process may have joined).
+        assert_eq!(settler.wants_look(&seen(us(40), None)), Some(true));
     }
 }

@@ -1,0 +1,746 @@
+//! What a sleeping task is blocked on, read from `/proc` without stopping it: the syscall
+//! and its arguments (`/proc/PID/task/TID/syscall`), the descriptors a `poll` or `select`
+//! watches (its arguments point into the task's memory, `/proc/PID/mem`), those of an epoll
+//! set (`/proc/PID/fdinfo/EPFD`), and what each descriptor is (`/proc/PID/fd/N`).
+//!
+//! Settling asks one question of it: is this task waiting for the person at the terminal,
+//! for something else, or for both? A task waits **on the terminal** when it reads the
+//! session's terminal, or polls it beside only things that nothing outside its process can
+//! wake (its own eventfd, signalfd, timerfd, inotify or pidfd, a pipe or socket whose both
+//! ends it holds: the self-pipes of libuv and Python). A pipe or socket to another process
+//! of the foreground group makes the wait depend on that process ([`TaskWait::peers`]):
+//! `python3 | tee log` waits for the person because `python3` does. Anything else — a
+//! pipe from a child that works, a socket to the network, a file — is work.
+
+use std::collections::HashMap;
+use std::fs;
+use std::os::unix::fs::FileExt as _;
+
+/// What one task waits for, as far as settling cares.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct TaskWait {
+    /// It waits for input from the session's terminal.
+    pub(crate) terminal: bool,
+    /// It waits for something that a process outside the foreground group, the network
+    /// or the passing of work can wake: it is working, or (with `terminal`) may be
+    /// waiting for either.
+    pub(crate) outside: bool,
+    /// What it waits on could not be read (another user's process, a hardened ptrace
+    /// policy): nobody can tell.
+    pub(crate) unknown: bool,
+    /// Other processes of the foreground group at the far end of a pipe or socket it
+    /// waits on: it waits for the person only if they do.
+    pub(crate) peers: Vec<i32>,
+}
+
+impl TaskWait {
+    fn outside() -> TaskWait {
+        TaskWait {
+            outside: true,
+            ..TaskWait::default()
+        }
+    }
+
+    fn unknown() -> TaskWait {
+        TaskWait {
+            unknown: true,
+            ..TaskWait::default()
+        }
+    }
+}
+
+/// The syscalls settling tells apart, by number on this architecture.
+mod nr {
+    use libc::c_long;
+
+    pub(super) const READS: &[c_long] = &[
+        libc::SYS_read,
+        libc::SYS_readv,
+        libc::SYS_pread64,
+        libc::SYS_preadv,
+        libc::SYS_preadv2,
+    ];
+    pub(super) const WRITES: &[c_long] = &[
+        libc::SYS_write,
+        libc::SYS_writev,
+        libc::SYS_pwrite64,
+        libc::SYS_pwritev,
+        libc::SYS_pwritev2,
+    ];
+    /// Calls on a socket whose first argument is the socket.
+    pub(super) const SOCKET: &[c_long] = &[
+        libc::SYS_recvfrom,
+        libc::SYS_recvmsg,
+        libc::SYS_recvmmsg,
+        libc::SYS_sendto,
+        libc::SYS_sendmsg,
+        libc::SYS_sendmmsg,
+        libc::SYS_accept,
+        libc::SYS_accept4,
+        libc::SYS_connect,
+    ];
+    /// Waits that only the process itself, its threads or its children end: they make it
+    /// wait neither for the person nor for the outside.
+    #[cfg(target_arch = "x86_64")]
+    pub(super) const OWN: &[c_long] = &[
+        libc::SYS_futex,
+        libc::SYS_futex_waitv,
+        libc::SYS_wait4,
+        libc::SYS_waitid,
+        libc::SYS_nanosleep,
+        libc::SYS_clock_nanosleep,
+        libc::SYS_pause,
+        libc::SYS_rt_sigsuspend,
+        libc::SYS_rt_sigtimedwait,
+    ];
+    #[cfg(not(target_arch = "x86_64"))]
+    pub(super) const OWN: &[c_long] = &[
+        libc::SYS_futex,
+        libc::SYS_futex_waitv,
+        libc::SYS_wait4,
+        libc::SYS_waitid,
+        libc::SYS_nanosleep,
+        libc::SYS_clock_nanosleep,
+        libc::SYS_rt_sigsuspend,
+        libc::SYS_rt_sigtimedwait,
+    ];
+    #[cfg(target_arch = "x86_64")]
+    pub(super) const POLL: c_long = libc::SYS_poll;
+    #[cfg(not(target_arch = "x86_64"))]
+    pub(super) const POLL: c_long = -1;
+    pub(super) const PPOLL: c_long = libc::SYS_ppoll;
+    #[cfg(target_arch = "x86_64")]
+    pub(super) const SELECT: c_long = libc::SYS_select;
+    #[cfg(not(target_arch = "x86_64"))]
+    pub(super) const SELECT: c_long = -1;
+    pub(super) const PSELECT6: c_long = libc::SYS_pselect6;
+    #[cfg(target_arch = "x86_64")]
+    pub(super) const EPOLL: &[c_long] = &[
+        libc::SYS_epoll_wait,
+        libc::SYS_epoll_pwait,
+        libc::SYS_epoll_pwait2,
+    ];
+    #[cfg(not(target_arch = "x86_64"))]
+    pub(super) const EPOLL: &[c_long] = &[libc::SYS_epoll_pwait, libc::SYS_epoll_pwait2];
+}
+
+/// Whether this machine's syscall records can be read and understood.
+pub(crate) fn supported() -> bool {
+    cfg!(any(target_arch = "x86_64", target_arch = "aarch64"))
+        && fs::read_to_string("/proc/self/syscall").is_ok()
+}
+
+/// Up to how many descriptors one `poll`, `select` or epoll set is read; a wait on more
+/// is taken for work (a server, not a prompt).
+const MAX_WATCHED: usize = 1024;
+/// How deep epoll sets inside epoll sets are followed.
+const MAX_NESTING: usize = 4;
+
+/// What one descriptor of a process is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// The session's terminal.
+    Terminal,
+    Pipe(u64),
+    Socket(u64),
+    /// An eventfd, signalfd, timerfd, inotify or pidfd: woken by the process itself, by
+    /// time, by a file or a child ending; not by the person, nor by the outside.
+    Own,
+    /// An epoll set, whose own descriptors say.
+    Epoll,
+    /// Anything else: a file, another terminal, a device.
+    Other,
+}
+
+/// What one look at a process group knows about descriptors, read lazily and shared by
+/// every task looked at: each member's descriptor table is listed only if a pipe asks
+/// who holds its other end.
+pub(crate) struct Context<'a> {
+    /// The session's terminal, as `/proc/PID/fd/N` names it (`/dev/pts/3`).
+    tty: &'a str,
+    /// The foreground group's processes.
+    members: &'a [i32],
+    /// Each member's pipes and sockets: (inode, descriptor count), listed on demand.
+    tables: HashMap<i32, Vec<(Kind, u32)>>,
+    /// Unix sockets' peers already asked, by inode.
+    peers: &'a mut HashMap<u64, Option<u64>>,
+}
+
+impl<'a> Context<'a> {
+    /// A context for one look at `members`, whose terminal is `tty`. `peers` carries the
+    /// sockets' peers from look to look (a socket's peer does not change).
+    pub(crate) fn new(
+        tty: &'a str,
+        members: &'a [i32],
+        peers: &'a mut HashMap<u64, Option<u64>>,
+    ) -> Context<'a> {
+        Context {
+            tty,
+            members,
+            tables: HashMap::new(),
+            peers,
+        }
+    }
+
+    /// What task `tid` of process `pid` waits for, given its `syscall` record.
+    pub(crate) fn task(&mut self, pid: i32, syscall: &str) -> TaskWait {
+        let mut fields = syscall.split_whitespace();
+        let Some(nr) = fields.next().and_then(|nr| nr.parse::<libc::c_long>().ok()) else {
+            // "running" (it woke since its state was read) or unreadable.
+            return if syscall.starts_with("running") {
+                TaskWait::outside()
+            } else {
+                TaskWait::unknown()
+            };
+        };
+        let args: Vec<u64> = fields
+            .take(6)
+            .filter_map(|arg| u64::from_str_radix(arg.trim_start_matches("0x"), 16).ok())
+            .collect();
+        let arg = |i: usize| args.get(i).copied();
+        let mut wait = TaskWait::default();
+        if nr::OWN.contains(&nr) {
+            return wait;
+        }
+        if nr::READS.contains(&nr) {
+            let Some(fd) = arg(0) else {
+                return TaskWait::unknown();
+            };
+            self.watch(pid, fd as i32, Direction::In, &mut wait, 0);
+        } else if nr::WRITES.contains(&nr) {
+            let Some(fd) = arg(0) else {
+                return TaskWait::unknown();
+            };
+            self.watch(pid, fd as i32, Direction::Out, &mut wait, 0);
+        } else if nr::SOCKET.contains(&nr) {
+            let Some(fd) = arg(0) else {
+                return TaskWait::unknown();
+            };
+            self.watch(pid, fd as i32, Direction::In, &mut wait, 0);
+        } else if nr == nr::POLL || nr == nr::PPOLL {
+            let (Some(address), Some(count)) = (arg(0), arg(1)) else {
+                return TaskWait::unknown();
+            };
+            match poll_set(pid, address, count as usize) {
+                Some(set) => {
+                    for (fd, direction) in set {
+                        self.watch(pid, fd, direction, &mut wait, 0);
+                    }
+                }
+                None => wait.unknown = true,
+            }
+        } else if nr == nr::SELECT || nr == nr::PSELECT6 {
+            let Some(count) = arg(0) else {
+                return TaskWait::unknown();
+            };
+            let sets = [(arg(1), Direction::In), (arg(2), Direction::Out)];
+            for (address, direction) in sets {
+                let Some(address) = address.filter(|&a| a != 0) else {
+                    continue;
+                };
+                match select_set(pid, address, count as usize) {
+                    Some(fds) => {
+                        for fd in fds {
+                            self.watch(pid, fd, direction, &mut wait, 0);
+                        }
+                    }
+                    None => wait.unknown = true,
+                }
+            }
+        } else if nr::EPOLL.contains(&nr) {
+            let Some(epfd) = arg(0) else {
+                return TaskWait::unknown();
+            };
+            self.epoll(pid, epfd as i32, &mut wait, 0);
+        } else {
+            // Any other sleep (open on a FIFO, flock, a slow filesystem...) is work.
+            wait.outside = true;
+        }
+        wait.peers.sort_unstable();
+        wait.peers.dedup();
+        wait
+    }
+
+    /// Adds what waiting on descriptor `fd` of `pid` means to `wait`.
+    fn watch(
+        &mut self,
+        pid: i32,
+        fd: i32,
+        direction: Direction,
+        wait: &mut TaskWait,
+        depth: usize,
+    ) {
+        if fd < 0 {
+            return;
+        }
+        match self.kind(pid, fd) {
+            Kind::Terminal if direction == Direction::In => wait.terminal = true,
+            // Waiting to write to the terminal: output is on its way.
+            Kind::Terminal => wait.outside = true,
+            Kind::Own => {}
+            Kind::Epoll => self.epoll(pid, fd, wait, depth + 1),
+            Kind::Pipe(inode) => self.far_end(pid, Kind::Pipe(inode), 2, wait),
+            // A socket's far end is its peer socket: a network socket has none here.
+            Kind::Socket(inode) => match self.unix_peer(inode) {
+                Some(peer) => self.far_end(pid, Kind::Socket(peer), 1, wait),
+                None => wait.outside = true,
+            },
+            Kind::Other => wait.outside = true,
+        }
+    }
+
+    /// Who holds the far end of a pipe or socket: `kind` is the object whose holders wake
+    /// the waiter (the pipe itself, whose two ends share an inode; or the peer socket).
+    /// It is the process's own when only `pid` holds it, `own` times at least (a pipe's
+    /// read and write end; a socket pair's other end); the wait depends on the other
+    /// members that hold it; and it is outside when no member holds it.
+    fn far_end(&mut self, pid: i32, kind: Kind, own: u32, wait: &mut TaskWait) {
+        let mut others = Vec::new();
+        let mut own_count = 0;
+        for &member in self.members {
+            let count = self
+                .table(member)
+                .iter()
+                .find(|(k, _)| *k == kind)
+                .map(|&(_, n)| n);
+            match count {
+                Some(n) if member == pid => own_count = n,
+                Some(_) => others.push(member),
+                None => {}
+            }
+        }
+        if !others.is_empty() {
+            wait.peers.extend(others);
+        } else if own_count < own {
+            wait.outside = true;
+        }
+    }
+
+    /// The descriptors of epoll set `epfd` of `pid`.
+    fn epoll(&mut self, pid: i32, epfd: i32, wait: &mut TaskWait, depth: usize) {
+        if depth > MAX_NESTING {
+            wait.outside = true;
+            return;
+        }
+        let Ok(info) = fs::read_to_string(format!("/proc/{pid}/fdinfo/{epfd}")) else {
+            wait.unknown = true;
+            return;
+        };
+        let entries = epoll_entries(&info);
+        if entries.len() > MAX_WATCHED {
+            wait.outside = true;
+            return;
+        }
+        for (fd, events) in entries {
+            let direction = if events & (libc::EPOLLIN | libc::EPOLLPRI) as u32 != 0 {
+                Direction::In
+            } else {
+                Direction::Out
+            };
+            self.watch(pid, fd, direction, wait, depth);
+        }
+    }
+
+    fn kind(&self, pid: i32, fd: i32) -> Kind {
+        match fs::read_link(format!("/proc/{pid}/fd/{fd}")) {
+            Ok(target) => kind_of(&target.to_string_lossy(), self.tty),
+            Err(_) => Kind::Other,
+        }
+    }
+
+    /// The pipes and sockets `pid` holds, each with how many of its descriptors do.
+    fn table(&mut self, pid: i32) -> &[(Kind, u32)] {
+        self.tables.entry(pid).or_insert_with(|| {
+            let mut table: Vec<(Kind, u32)> = Vec::new();
+            let Ok(dir) = fs::read_dir(format!("/proc/{pid}/fd")) else {
+                return table;
+            };
+            for entry in dir.flatten() {
+                let Ok(target) = fs::read_link(entry.path()) else {
+                    continue;
+                };
+                let kind = kind_of(&target.to_string_lossy(), "");
+                if !matches!(kind, Kind::Pipe(_) | Kind::Socket(_)) {
+                    continue;
+                }
+                match table.iter_mut().find(|(k, _)| *k == kind) {
+                    Some((_, n)) => *n += 1,
+                    None => table.push((kind, 1)),
+                }
+            }
+            table
+        })
+    }
+
+    /// The inode of the peer of Unix socket `inode`; `None` for a socket of another
+    /// family or one without a peer.
+    fn unix_peer(&mut self, inode: u64) -> Option<u64> {
+        *self
+            .peers
+            .entry(inode)
+            .or_insert_with(|| sock_diag::unix_peer(inode))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    In,
+    Out,
+}
+
+/// What a `/proc/PID/fd/N` link names. `tty` is the session's terminal (empty: none).
+fn kind_of(target: &str, tty: &str) -> Kind {
+    let inode = |prefix: &str| {
+        target
+            .strip_prefix(prefix)?
+            .strip_suffix(']')?
+            .parse::<u64>()
+            .ok()
+    };
+    if !tty.is_empty() && target == tty {
+        Kind::Terminal
+    } else if let Some(inode) = inode("pipe:[") {
+        Kind::Pipe(inode)
+    } else if let Some(inode) = inode("socket:[") {
+        Kind::Socket(inode)
+    } else if target == "anon_inode:[eventpoll]" {
+        Kind::Epoll
+    } else if matches!(
+        target,
+        "anon_inode:[eventfd]"
+            | "anon_inode:[signalfd]"
+            | "anon_inode:[timerfd]"
+            | "anon_inode:inotify"
+            | "anon_inode:[pidfd]"
+            | "anon_inode:[fanotify]"
+    ) {
+        Kind::Own
+    } else {
+        Kind::Other
+    }
+}
+
+/// The descriptors of an epoll set's `fdinfo`, with the events each is watched for
+/// (`tfd:        5 events:       19 data: ...`).
+fn epoll_entries(info: &str) -> Vec<(i32, u32)> {
+    info.lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            if words.next()? != "tfd:" {
+                return None;
+            }
+            let fd = words.next()?.parse().ok()?;
+            if words.next()? != "events:" {
+                return None;
+            }
+            let events = u32::from_str_radix(words.next()?, 16).ok()?;
+            Some((fd, events))
+        })
+        .collect()
+}
+
+/// Reads `len` bytes of `pid`'s memory at `address`.
+fn read_memory(pid: i32, address: u64, len: usize) -> Option<Vec<u8>> {
+    let mem = fs::File::open(format!("/proc/{pid}/mem")).ok()?;
+    let mut buf = vec![0; len];
+    mem.read_exact_at(&mut buf, address).ok()?;
+    Some(buf)
+}
+
+/// The descriptors of a `poll` set (`struct pollfd { int fd; short events; short
+/// revents; }`), each with the direction it is watched for.
+fn poll_set(pid: i32, address: u64, count: usize) -> Option<Vec<(i32, Direction)>> {
+    if count > MAX_WATCHED {
+        return None;
+    }
+    let bytes = read_memory(pid, address, count * 8)?;
+    Some(
+        bytes
+            .chunks_exact(8)
+            .map(|entry| {
+                let fd = i32::from_ne_bytes(entry[0..4].try_into().expect("4 bytes"));
+                let events = i16::from_ne_bytes(entry[4..6].try_into().expect("2 bytes"));
+                let reads = events & (libc::POLLIN | libc::POLLPRI) != 0;
+                (fd, if reads { Direction::In } else { Direction::Out })
+            })
+            .collect(),
+    )
+}
+
+/// The descriptors set in a `select` bit set of `count` descriptors (`fd_set`, an array
+/// of longs).
+fn select_set(pid: i32, address: u64, count: usize) -> Option<Vec<i32>> {
+    if count > MAX_WATCHED {
+        return None;
+    }
+    let words = count.div_ceil(64);
+    let bytes = read_memory(pid, address, words * 8)?;
+    let mut fds = Vec::new();
+    for (i, word) in bytes.chunks_exact(8).enumerate() {
+        let word = u64::from_ne_bytes(word.try_into().expect("8 bytes"));
+        for bit in 0..64 {
+            let fd = i * 64 + bit;
+            if fd < count && word & (1 << bit) != 0 {
+                fds.push(fd as i32);
+            }
+        }
+    }
+    Some(fds)
+}
+
+/// How a foreground group's processes wait, all told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Every task sleeps, at least one waits on the terminal, and none waits for
+    /// anything but the person (directly or through another member that does).
+    Input,
+    /// Something works, or nothing waits on the terminal.
+    Working,
+    /// A task waits on the terminal and on something else at once (the `ssh` client: its
+    /// terminal and its socket), or what it waits on cannot be read: only quiet can end
+    /// the settle.
+    CannotTell,
+}
+
+/// Weighs the waits of every task of a group, each given with its process. A task that
+/// waits on other members waits for the person if they all do: those are found from
+/// the members that wait on the terminal directly, outward.
+pub(crate) fn verdict(tasks: &[(i32, TaskWait)]) -> Verdict {
+    use std::collections::HashSet;
+    // The processes that wait for the person: grown from the direct ones until no more
+    // join. A process joins when none of its tasks works or is unreadable and each of its
+    // peers already waits for the person.
+    let mut waiting: HashSet<i32> = HashSet::new();
+    let processes: HashSet<i32> = tasks.iter().map(|(pid, _)| *pid).collect();
+    loop {
+        let before = waiting.len();
+        for &pid in &processes {
+            if waiting.contains(&pid) {
+                continue;
+            }
+            let mut mine = tasks.iter().filter(|(p, _)| *p == pid).map(|(_, w)| w);
+            let clean = mine
+                .clone()
+                .all(|w| !w.outside && !w.unknown && w.peers.iter().all(|p| waiting.contains(p)));
+            let for_person = mine.any(|w| w.terminal || !w.peers.is_empty());
+            if clean && for_person {
+                waiting.insert(pid);
+            }
+        }
+        if waiting.len() == before {
+            break;
+        }
+    }
+    let mut any_terminal = false;
+    let mut cannot_tell = false;
+    for (_, wait) in tasks {
+        let peers_work = wait.peers.iter().any(|p| !waiting.contains(p));
+        let elsewhere = wait.outside || peers_work;
+        if wait.unknown || (wait.terminal && elsewhere) {
+            cannot_tell = true;
+        } else if elsewhere {
+            return Verdict::Working;
+        }
+        any_terminal |= wait.terminal;
+    }
+    match (cannot_tell, any_terminal) {
+        (true, _) => Verdict::CannotTell,
+        (false, true) => Verdict::Input,
+        (false, false) => Verdict::Working,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wait(terminal: bool, outside: bool, peers: &[i32]) -> TaskWait {
+        TaskWait {
+            terminal,
+            outside,
+            unknown: false,
+            peers: peers.to_vec(),
+        }
+    }
+
+    #[test]
+    fn verdicts_of_groups() {
+        let idle = TaskWait::default();
+        let reads = wait(true, false, &[]);
+        type Group = Vec<(i32, TaskWait)>;
+        let cases: &[(&str, Group, Verdict)] = &[
+            (
+                "a REPL reading the terminal",
+                vec![(1, reads.clone())],
+                Verdict::Input,
+            ),
+            (
+                "a REPL with a helper thread on a futex",
+                vec![(1, reads.clone()), (1, idle.clone())],
+                Verdict::Input,
+            ),
+            ("sleep", vec![(1, idle.clone())], Verdict::Working),
+            (
+                "python3 | tee: tee reads python's pipe",
+                vec![(1, reads.clone()), (2, wait(false, false, &[1]))],
+                Verdict::Input,
+            ),
+            (
+                "python3 | tee | cat: a chain",
+                vec![
+                    (3, wait(false, false, &[2])),
+                    (2, wait(false, false, &[1])),
+                    (1, reads.clone()),
+                ],
+                Verdict::Input,
+            ),
+            (
+                "capturing a child that sleeps",
+                vec![(1, wait(false, false, &[2])), (2, idle.clone())],
+                Verdict::Working,
+            ),
+            (
+                "node: the terminal and a child's pipe, the child sleeping",
+                vec![(1, wait(true, false, &[2])), (2, idle.clone())],
+                Verdict::CannotTell,
+            ),
+            (
+                "ssh: the terminal and a socket",
+                vec![(1, wait(true, true, &[]))],
+                Verdict::CannotTell,
+            ),
+            (
+                "curl: a socket",
+                vec![(1, wait(false, true, &[]))],
+                Verdict::Working,
+            ),
+            (
+                "a busy member beside a reader",
+                vec![(1, reads.clone()), (2, wait(false, true, &[]))],
+                Verdict::Working,
+            ),
+            (
+                "two members waiting on each other only",
+                vec![(1, wait(false, false, &[2])), (2, wait(false, false, &[1]))],
+                Verdict::Working,
+            ),
+            (
+                "unreadable",
+                vec![(1, TaskWait::unknown())],
+                Verdict::CannotTell,
+            ),
+        ];
+        for (what, tasks, want) in cases {
+            assert_eq!(verdict(tasks), *want, "{what}");
+        }
+    }
+
+    #[test]
+    fn descriptor_kinds() {
+        let tty = "/dev/pts/7";
+        assert_eq!(kind_of("/dev/pts/7", tty), Kind::Terminal);
+        assert_eq!(kind_of("/dev/pts/8", tty), Kind::Other);
+        assert_eq!(kind_of("pipe:[1234]", tty), Kind::Pipe(1234));
+        assert_eq!(kind_of("socket:[99]", tty), Kind::Socket(99));
+        assert_eq!(kind_of("anon_inode:[eventfd]", tty), Kind::Own);
+        assert_eq!(kind_of("anon_inode:inotify", tty), Kind::Own);
+        assert_eq!(kind_of("anon_inode:[eventpoll]", tty), Kind::Epoll);
+        assert_eq!(kind_of("/home/x/file", tty), Kind::Other);
+    }
+
+    #[test]
+    fn a_socket_pairs_peer_is_found() {
+        use std::os::unix::fs::MetadataExt as _;
+        let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+        let inode = |s: &std::os::unix::net::UnixStream| {
+            let fd = std::os::fd::AsRawFd::as_raw_fd(s);
+            fs::metadata(format!("/proc/self/fd/{fd}")).unwrap().ino()
+        };
+        assert_eq!(sock_diag::unix_peer(inode(&a)), Some(inode(&b)));
+        assert_eq!(sock_diag::unix_peer(inode(&b)), Some(inode(&a)));
+        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&tcp);
+        let tcp_inode = fs::metadata(format!("/proc/self/fd/{fd}")).unwrap().ino();
+        assert_eq!(sock_diag::unix_peer(tcp_inode), None);
+    }
+
+    #[test]
+    fn epoll_fdinfo_is_parsed() {
+        let info = "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1057\n\
+            tfd:        5 events:       19 data:                5  pos:0 ino:3 sdev:e\n\
+            tfd:       12 events:        4 data:      c00000000c  pos:0 ino:1 sdev:d\n";
+        assert_eq!(epoll_entries(info), [(5, 0x19), (12, 0x4)]);
+    }
+}
+
+/// The one question asked of the kernel's socket diagnostics (`NETLINK_SOCK_DIAG`, what
+/// `ss -x` uses): the peer of a Unix socket, by inode. No crate in the dependency tree
+/// speaks sock_diag, and this is one fixed request and one attribute of the answer.
+mod sock_diag {
+    use rustix::net::{AddressFamily, Protocol, RecvFlags, SendFlags, SocketFlags, SocketType};
+
+    /// `SOCK_DIAG_BY_FAMILY`.
+    const BY_FAMILY: u16 = 20;
+    /// `NLM_F_REQUEST`.
+    const REQUEST: u16 = 1;
+    /// `NLMSG_ERROR`.
+    const ERROR: u16 = 2;
+    /// `UDIAG_SHOW_PEER`.
+    const SHOW_PEER: u32 = 4;
+    /// `UNIX_DIAG_PEER`.
+    const ATTR_PEER: u16 = 2;
+
+    /// The inode of the peer of the Unix socket with inode `inode`.
+    pub(super) fn unix_peer(inode: u64) -> Option<u64> {
+        let inode = u32::try_from(inode).ok()?;
+        let socket = rustix::net::socket_with(
+            AddressFamily::NETLINK,
+            SocketType::DGRAM,
+            SocketFlags::CLOEXEC,
+            Some(Protocol::from_raw(rustix::net::RawProtocol::new(
+                libc::NETLINK_SOCK_DIAG as u32,
+            )?)),
+        )
+        .ok()?;
+        // struct nlmsghdr (16 bytes), then struct unix_diag_req (24 bytes).
+        let mut request = Vec::with_capacity(40);
+        request.extend_from_slice(&40u32.to_ne_bytes());
+        request.extend_from_slice(&BY_FAMILY.to_ne_bytes());
+        request.extend_from_slice(&REQUEST.to_ne_bytes());
+        request.extend_from_slice(&1u32.to_ne_bytes()); // sequence
+        request.extend_from_slice(&0u32.to_ne_bytes()); // port: the kernel's
+        request.push(libc::AF_UNIX as u8);
+        request.extend_from_slice(&[0, 0, 0]); // protocol, padding
+        request.extend_from_slice(&u32::MAX.to_ne_bytes()); // every state
+        request.extend_from_slice(&inode.to_ne_bytes());
+        request.extend_from_slice(&SHOW_PEER.to_ne_bytes());
+        request.extend_from_slice(&[0xff; 8]); // no cookie
+        rustix::net::send(&socket, &request, SendFlags::empty()).ok()?;
+        let mut answer = [0u8; 512];
+        let (n, _) = rustix::net::recv(&socket, &mut answer, RecvFlags::empty()).ok()?;
+        parse_peer(&answer[..n.min(answer.len())])
+    }
+
+    /// The peer attribute of a sock_diag answer: `struct nlmsghdr`, `struct
+    /// unix_diag_msg` (16 bytes), then attributes (`struct rtattr`, 4-byte aligned).
+    pub(super) fn parse_peer(answer: &[u8]) -> Option<u64> {
+        let u16_at = |at: usize| Some(u16::from_ne_bytes(answer.get(at..at + 2)?.try_into().ok()?));
+        let u32_at = |at: usize| Some(u32::from_ne_bytes(answer.get(at..at + 4)?.try_into().ok()?));
+        let len = (u32_at(0)? as usize).min(answer.len());
+        if u16_at(4)? == ERROR {
+            return None;
+        }
+        let mut at = 16 + 16;
+        while at + 4 <= len {
+            let attr_len = u16_at(at)? as usize;
+            if attr_len < 4 {
+                return None;
+            }
+            if u16_at(at + 2)? == ATTR_PEER {
+                return u32_at(at + 4).map(u64::from);
+            }
+            at += attr_len.div_ceil(4) * 4;
+        }
+        None
+    }
+}
