@@ -13,6 +13,7 @@
 //! are separate processes and never counted.
 
 mod facade;
+mod looks;
 mod mcp;
 mod raw;
 mod reads;
@@ -67,6 +68,8 @@ enum Workload {
     Close,
     /// Re-reads, and an agent's task on a long failed build.
     Reads,
+    /// The cost of one look at a foreground group.
+    Looks,
 }
 
 /// Counts for one run: the full figures of BENCHMARKS.md, or small ones for `--quick`.
@@ -172,6 +175,7 @@ async fn run(args: &Args) -> Result<()> {
         Workload::Idle,
         Workload::Close,
         Workload::Reads,
+        Workload::Looks,
     ];
     for workload in all {
         if !args.only.is_empty() && !args.only.contains(&workload) {
@@ -187,6 +191,7 @@ async fn run(args: &Args) -> Result<()> {
             Workload::Idle => workloads::idle(&plan, &mut report).await,
             Workload::Close => workloads::close(&plan, &mut report).await,
             Workload::Reads => reads::reads(&plan, &mut report).await,
+            Workload::Looks => looks::looks(&plan, &mut report).await,
         };
         ran.with_context(|| format!("workload {workload:?}"))?;
     }

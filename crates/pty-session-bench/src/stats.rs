@@ -56,6 +56,18 @@ impl Samples {
     }
 }
 
+impl Samples {
+    /// `p50 11.2 · p90 13.0 · p99 20.1 µs`, for timings well under a millisecond.
+    pub fn summary_us(&self) -> String {
+        format!(
+            "p50 {:.1} · p90 {:.1} · p99 {:.1} µs",
+            self.p50() * 1000.0,
+            self.percentile(90.0) * 1000.0,
+            self.percentile(99.0) * 1000.0
+        )
+    }
+}
+
 /// A duration in ms with sensible precision.
 pub fn ms(value: f64) -> String {
     if value.abs() >= 100.0 {

@@ -107,6 +107,39 @@ pub use service::PtyService;
 pub use tokio_util::sync::CancellationToken;
 pub use watch::{Watch, WatchEvent};
 
+/// One look at a foreground group, for the benchmark's row on what a look costs (behind
+/// the `bench` feature). Not a public API.
+#[cfg(feature = "bench")]
+#[doc(hidden)]
+pub mod bench {
+    /// Looks at process `pid` as settling does, with `tty` for the session's terminal
+    /// (`/dev/pts/3`), keeping its records open from look to look.
+    pub struct Looker {
+        probe: crate::procfs::GroupProbe,
+        members: Vec<i32>,
+    }
+
+    impl Looker {
+        /// A looker at the group of one process.
+        pub fn new(pid: i32, tty: &str) -> Looker {
+            Looker {
+                probe: crate::procfs::GroupProbe::new(tty),
+                members: vec![pid],
+            }
+        }
+
+        /// One look: `"input"`, `"working"`, `"cannot tell"`, or `"gone"`.
+        pub fn look(&mut self) -> &'static str {
+            match self.probe.sample(&self.members).map(|s| s.verdict) {
+                Some(crate::blocked::Verdict::Input) => "input",
+                Some(crate::blocked::Verdict::Working) => "working",
+                Some(crate::blocked::Verdict::CannotTell) => "cannot tell",
+                None => "gone",
+            }
+        }
+    }
+}
+
 /// Pure internals for the fuzz targets (`fuzz/`), behind the `fuzzing` feature. Not a
 /// public API.
 #[cfg(feature = "fuzzing")]
