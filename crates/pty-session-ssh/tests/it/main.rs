@@ -8,3 +8,4 @@ mod auth;
 mod host_keys;
 mod lifecycle;
 mod run;
+mod settle;

@@ -6,6 +6,7 @@ mod basics;
 mod budgets;
 mod errors;
 mod floods;
+mod input_wait;
 mod kill;
 mod linking;
 mod listing;
