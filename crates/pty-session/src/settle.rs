@@ -331,6 +331,9 @@ pub(crate) struct Settler {
     /// on this machine).
     quiet_always: bool,
     quiet: Duration,
+    /// The caller said what it waits for (`until`): where input wait cannot be told, the
+    /// settle waits for that rather than ending on quiet.
+    until: bool,
     start: Instant,
     deadline: Instant,
     /// The latest look said only quiet can tell.
@@ -354,6 +357,7 @@ impl Settler {
             input_wait,
             quiet_always: plan.mode == Settle::Quiet || !input_wait,
             quiet: plan.quiet,
+            until: plan.until.is_some(),
             start: plan.start,
             deadline: plan.deadline,
             cannot_tell: false,
@@ -408,7 +412,7 @@ impl Settler {
                 return Next::Done(SettleReason::Input);
             }
         }
-        let quiet_ends = self.quiet_always || self.cannot_tell;
+        let quiet_ends = self.quiet_always || (self.cannot_tell && !self.until);
         let quiet_at = seen.last_output.max(self.start) + self.quiet;
         if quiet_ends && now >= quiet_at {
             return Next::Done(SettleReason::Quiet);
@@ -646,6 +650,20 @@ mod tests {
         let (reason, at, _) = play(&world, options(Settle::Auto, 3000, 10_000));
         assert_eq!(reason, SettleReason::Quiet);
         assert!(at >= ms(5001) && at < ms(5003), "{at:?}");
+    }
+
+    #[test]
+    fn until_waits_for_its_match_where_input_cannot_be_told() {
+        // ssh with `until: "^done"`: quiet at 300 ms does not end it; the match does.
+        let mut world = World::new(|_| GroupLook::CannotTell);
+        world.outputs = vec![ms(1), ms(2001)];
+        world.matched = Some(ms(2001));
+        let options = SettleOptions {
+            until: Some("^done".into()),
+            ..SettleOptions::default()
+        };
+        let (reason, at, _) = play(&world, options);
+        assert_eq!((reason, at), (SettleReason::Match, ms(2001)));
     }
 
     #[test]

@@ -340,7 +340,11 @@ async fn node_exec_of_a_child_settles_only_with_its_output() {
     let opened = open(
         &pty,
         &owner,
-        OpenRequest::new(format!("node -e {}", quote_word(code))).timeout_ms(20_000),
+        // While the child's pipe is open node watches it beside the terminal: only quiet
+        // can tell then, so the quiet period must outlast the child.
+        OpenRequest::new(format!("node -e {}", quote_word(code)))
+            .quiet_ms(1500)
+            .timeout_ms(20_000),
     )
     .await;
     let took = start.elapsed();
