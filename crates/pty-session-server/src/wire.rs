@@ -29,9 +29,11 @@ pub fn output_schema<T: JsonSchema>() -> Arc<serde_json::Map<String, serde_json:
     schema::<T>(SchemaSettings::draft2020_12().for_serialize())
 }
 
-/// A self-contained schema (no `$ref`s, which some clients cannot follow) without the
-/// `null` that schemars adds to optional fields: an absent field says the same, and some
-/// clients refuse type unions.
+/// A self-contained schema (no `$ref`s, which some clients cannot follow) in standard
+/// JSON Schema: without the `null` that schemars adds to optional fields (an absent field
+/// says the same, and some clients refuse type unions), and without the `format` it puts
+/// on integers (`uint32`, `int64`: not formats JSON Schema defines, so validators such as
+/// ajv warn about each one; `minimum` already says what a model needs).
 fn schema<T: JsonSchema>(
     settings: SchemaSettings,
 ) -> Arc<serde_json::Map<String, serde_json::Value>> {
@@ -40,7 +42,7 @@ fn schema<T: JsonSchema>(
         .into_generator();
     let mut value = serde_json::to_value(generator.into_root_schema_for::<T>())
         .expect("a schema serializes to JSON");
-    drop_null_types(&mut value);
+    standardize(&mut value);
     let serde_json::Value::Object(mut object) = value else {
         panic!(
             "the schema of {} is not an object",
@@ -53,8 +55,9 @@ fn schema<T: JsonSchema>(
     Arc::new(object)
 }
 
-/// Turns every `"type": [X, "null"]` into `"type": X`.
-fn drop_null_types(value: &mut serde_json::Value) {
+/// Turns every `"type": [X, "null"]` into `"type": X`, and drops the `format` of every
+/// integer.
+fn standardize(value: &mut serde_json::Value) {
     match value {
         serde_json::Value::Object(object) => {
             if let Some(serde_json::Value::Array(types)) = object.get_mut("type") {
@@ -64,9 +67,12 @@ fn drop_null_types(value: &mut serde_json::Value) {
                     object.insert("type".into(), single);
                 }
             }
-            object.values_mut().for_each(drop_null_types);
+            if object.get("type").is_some_and(|t| t == "integer") {
+                object.remove("format");
+            }
+            object.values_mut().for_each(standardize);
         }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(drop_null_types),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(standardize),
         _ => {}
     }
 }
@@ -712,20 +718,4 @@ pub struct CloseResult {
     /// True if this call closed the session; false if it was already closed or never
     /// existed.
     pub closed: bool,
-}
-
-/// The `structuredContent` of a failed call.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ErrorResult {
-    pub error: ErrorBody,
-}
-
-/// What went wrong.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ErrorBody {
-    /// One of FOREIGN_SESSION, UNKNOWN_SESSION, INVALID_ARGUMENT, SPAWN_FAILED,
-    /// SESSION_LIMIT, NOT_RUNNING, WRITE_TIMEOUT, CANCELLED.
-    pub code: &'static str,
-    /// What was wrong and what to do.
-    pub message: String,
 }
