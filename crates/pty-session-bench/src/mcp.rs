@@ -1,11 +1,13 @@
-//! The workloads over MCP: the real `pty-session mcp` binary on stdio, driven by the rmcp
-//! client as an agent's client would drive it.
+//! The workloads over MCP: the real binary, `pty-session mcp` on stdio or `pty-session
+//! serve` over streamable HTTP on one kept-alive connection, driven by the rmcp client as
+//! an agent's client would drive it.
 //!
 //! The client runs on a single-threaded runtime of its own, as in a client process of its
 //! own: on the bench's multi-threaded runtime, which also holds the facade's sessions,
 //! each of rmcp's task hand-offs could wake the other worker, and that cost (0.1 ms a
 //! call here) is the bench's, not the server's. Its calls block, like the raw loops.
 
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -15,8 +17,11 @@ use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
 };
 use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 use crate::facade::Complete;
@@ -35,27 +40,49 @@ impl ClientHandler for BenchClient {
     }
 }
 
-/// `pty-session mcp` with the bench's client on its stdin/stdout. Its methods block; call
-/// them outside the bench's runtime or in `block_in_place`.
+/// The bench's bearer token for `pty-session serve`.
+const TOKEN: &str = "pty-session-bench-token";
+
+/// `pty-session mcp` with the bench's client on its stdin/stdout, or `pty-session serve`
+/// with the bench's client over HTTP. Its methods block; call them outside the bench's
+/// runtime or in `block_in_place`.
 pub struct Server {
     /// Taken only by `drop`.
     runtime: Option<tokio::runtime::Runtime>,
     client: RunningService<RoleClient, BenchClient>,
     child: Child,
+    /// Whether the client talks HTTP (the server then stops on SIGTERM, not on EOF).
+    http: bool,
 }
 
 impl Server {
     /// Starts `binary mcp` and completes the MCP handshake.
     pub fn start(binary: &Path) -> Result<Server> {
+        Self::start_with(binary, false)
+    }
+
+    /// Starts `binary serve` on a free loopback port and completes the MCP handshake over
+    /// HTTP (2025-11-25, with an MCP session); every call then goes over the one
+    /// kept-alive connection of the client's pool.
+    pub fn start_http(binary: &Path) -> Result<Server> {
+        Self::start_with(binary, true)
+    }
+
+    fn start_with(binary: &Path, http: bool) -> Result<Server> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .context("the client's runtime")?;
-        let (client, child) = runtime.block_on(Self::connect(binary))?;
+        let (client, child) = if http {
+            runtime.block_on(Self::connect_http(binary))?
+        } else {
+            runtime.block_on(Self::connect(binary))?
+        };
         Ok(Server {
             runtime: Some(runtime),
             client,
             child,
+            http,
         })
     }
 
@@ -79,6 +106,44 @@ impl Server {
             .serve((stdout, stdin))
             .await
             .context("MCP handshake over stdio")?;
+        Ok((client, child))
+    }
+
+    async fn connect_http(
+        binary: &Path,
+    ) -> Result<(RunningService<RoleClient, BenchClient>, Child)> {
+        let mut child = Command::new(binary)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .env("PTY_SESSION_TOKEN", TOKEN)
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("spawn {} serve", binary.display()))?;
+        let mut lines = BufReader::new(child.stderr.take().context("stderr")?).lines();
+        let find = async {
+            while let Some(line) = lines.next_line().await? {
+                if let Some(rest) = line.split("listening on http://").nth(1)
+                    && let Some(addr) = rest.strip_suffix("/mcp")
+                {
+                    return Ok(addr.parse::<SocketAddr>()?);
+                }
+            }
+            bail!("pty-session serve ended without listening")
+        };
+        let addr = tokio::time::timeout(Duration::from_secs(20), find)
+            .await
+            .context("pty-session serve did not listen within 20 s")??;
+        // The rest of its log goes nowhere, without ever filling the pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp"))
+            .auth_header(TOKEN);
+        let client = BenchClient
+            .serve(StreamableHttpClientTransport::from_config(config))
+            .await
+            .context("MCP handshake over HTTP")?;
         Ok((client, child))
     }
 
@@ -116,18 +181,25 @@ impl Server {
             .to_owned())
     }
 
-    /// Closes the stdio (the server closes its sessions and exits) and reaps it.
+    /// Closes the stdio, or sends SIGTERM to the HTTP server (either way the server
+    /// closes its sessions and exits), and reaps it.
     pub fn stop(mut self) -> Result<()> {
         let runtime = self.runtime.take().expect("the runtime lives until drop");
         runtime.block_on(async {
             let _ = self.client.close().await;
+            if self.http
+                && let Some(pid) = self.child.id()
+            {
+                // SAFETY: kill(2) with a pid of our own child, not yet reaped.
+                unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+            }
             match tokio::time::timeout(Duration::from_secs(20), self.child.wait()).await {
                 Ok(status) => {
                     status?;
                 }
                 Err(_) => {
                     self.child.kill().await?;
-                    bail!("pty-session mcp did not exit within 20 s of EOF");
+                    bail!("pty-session did not exit within 20 s of being told to");
                 }
             }
             Ok(())

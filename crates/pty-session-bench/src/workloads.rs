@@ -43,13 +43,15 @@ pub async fn echo(plan: &Plan, report: &mut Report) -> Result<()> {
     let mut facade = facade::Echo::start(&pty).await?;
     let server = blocking(|| mcp::Server::start(&plan.server))?;
     let mut mcp = blocking(|| mcp::Echo::start(&server))?;
+    let http_server = blocking(|| mcp::Server::start_http(&plan.server))?;
+    let mut http = blocking(|| mcp::Echo::start(&http_server))?;
     let tmux = if tmux_usable(plan, report) {
         let tmux = tmux::Tmux::start("cat")?;
         Some(tmux)
     } else {
         None
     };
-    let (mut r, mut f, mut m, mut t) = Default::default();
+    let (mut r, mut f, mut m, mut h, mut t) = Default::default();
     let per_block = plan.echo_sends / plan.blocks;
     for block in 0..plan.blocks {
         let rounds = block * per_block..(block + 1) * per_block;
@@ -65,6 +67,9 @@ pub async fn echo(plan: &Plan, report: &mut Report) -> Result<()> {
         blocking(|| {
             for i in rounds.clone() {
                 Samples::push(&mut m, mcp.round(&i.to_string())?);
+            }
+            for i in rounds.clone() {
+                Samples::push(&mut h, http.round(&i.to_string())?);
             }
             Ok(())
         })?;
@@ -82,17 +87,20 @@ pub async fn echo(plan: &Plan, report: &mut Report) -> Result<()> {
         }
     }
     // The MCP call alone: a tail with nothing new, no PTY write and no settle.
-    let mut tails = Samples::default();
+    let (mut tails, mut http_tails) = (Samples::default(), Samples::default());
     blocking(|| {
         for _ in 0..plan.echo_sends / 5 {
             tails.push(mcp.tail()?);
+            http_tails.push(http.tail()?);
         }
         Ok(())
     })?;
     let facade_complete = facade.complete.clone();
     let mcp_complete = mcp.complete.clone();
+    let http_complete = http.complete.clone();
     facade.close().await?;
     blocking(|| server.stop())?;
+    blocking(|| http_server.stop())?;
     drop(raw);
     drop(tmux);
     let name = format!("echo round trip, `cat`, {} sends", plan.echo_sends);
@@ -124,6 +132,23 @@ pub async fn echo(plan: &Plan, report: &mut Report) -> Result<()> {
             Some(over <= limit_ms && complete.good == complete.all),
         );
     }
+    // HTTP against stdio, both measured here: what the transport adds on a kept-alive
+    // connection (Nagle's algorithm against a delayed ACK once cost ~40 ms a call).
+    for partial in &http_complete.partial {
+        report.note(format!("{name}, MCP HTTP: a reply not whole: {partial}"));
+    }
+    let over_stdio = h.p50() - m.p50();
+    report.row(
+        &name,
+        "MCP HTTP, one kept-alive connection",
+        format!(
+            "{}; {http_complete} replies whole, by input wait",
+            h.summary()
+        ),
+        format!("+{} ms at p50 over MCP stdio", ms(over_stdio)),
+        "p50 within 1 ms of MCP stdio",
+        Some(over_stdio <= 1.0 && http_complete.good == http_complete.all),
+    );
     report.row(
         &name,
         &format!(
@@ -131,6 +156,17 @@ pub async fn echo(plan: &Plan, report: &mut Report) -> Result<()> {
             tails.len()
         ),
         format!("{}: the MCP call alone, no PTY", tails.summary()),
+        String::new(),
+        "",
+        None,
+    );
+    report.row(
+        &name,
+        &format!(
+            "MCP HTTP, `pty_tail` with nothing new ({} calls)",
+            http_tails.len()
+        ),
+        format!("{}: the MCP call alone, no PTY", http_tails.summary()),
         String::new(),
         "",
         None,

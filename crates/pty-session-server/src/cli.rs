@@ -7,17 +7,18 @@ use clap::{Parser, Subcommand};
 
 use crate::config::{ConfigArgs, ServeFlags};
 
-/// Long-lived interactive processes on pseudo-terminals for AI agents, as four MCP tools:
-/// pty_open, pty_send, pty_tail and pty_close.
+/// Long-lived interactive processes on pseudo-terminals for AI agents, as six MCP tools:
+/// pty_open, pty_send, pty_tail, pty_screen, pty_list and pty_close.
 #[derive(Debug, Parser)]
 #[command(
     name = "pty-session",
     version,
-    long_about = "Long-lived interactive processes on pseudo-terminals for AI agents, as four MCP \
+    long_about = "Long-lived interactive processes on pseudo-terminals for AI agents, as six MCP \
                   tools.\n\n\
                   An agent opens a shell, a REPL, a debugger, ssh or a database console with \
                   pty_open, types into it with pty_send (which waits until the output settled, \
-                  e.g. at the next prompt), reads more output with pty_tail and kills the whole \
+                  e.g. at the next prompt), reads more output with pty_tail, shows the terminal window \
+                  with pty_screen, lists its sessions with pty_list and kills the whole \
                   process tree with pty_close. Output comes as terminal-rendered lines, each \
                   delivered once; the unfinished last line (a prompt) is `pending`.",
     after_help = "Examples:\n  \

@@ -13,13 +13,19 @@ use pty_session_server::{http, stdio};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // Logs go to stderr: over stdio, stdout is the protocol.
+    // Logs go to stderr: over stdio, stdout is the protocol. Clients show a server's
+    // stderr to the person, so by default only warnings and errors; `serve` adds its own
+    // start-up lines (the address, the token file). RUST_LOG asks for more.
+    let default_filter = match cli.command {
+        Command::Mcp { .. } => "warn",
+        Command::Serve { .. } => "warn,pty_session_server=info",
+    };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter)),
         )
         .init();
     match run(cli) {
@@ -40,6 +46,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         match cli.command {
             Command::Mcp { config } => {
                 let settings = config.settings(None)?;
+                if std::io::stdin().is_terminal() {
+                    // A person typed `pty-session mcp`: say what it waits for.
+                    eprint!("{}", stdio::greeting());
+                }
                 stdio::serve(
                     PtyService::new(settings.service),
                     settings.max_request_bytes,

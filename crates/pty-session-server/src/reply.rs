@@ -1,6 +1,6 @@
 //! Tool results as MCP sees them: `structuredContent` (the wire types) plus one text block
 //! in the readable form of docs/tools.md — the output lines as they are, then one bracketed status
-//! line — and [`error`], the one mapping from the library's error to a tool error.
+//! line — and [`error`], the one mapping from the library's error to a tool error (text only).
 
 use std::fmt::Write as _;
 
@@ -9,8 +9,8 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
 
 use crate::wire::{
-    CloseResult, CursorPosition, ErrorBody, ErrorResult, ExitFields, ListResult, OpenResult,
-    ScreenResult, SendResult, TailResult,
+    CloseResult, CursorPosition, ExitFields, ListResult, OpenResult, ScreenResult, SendResult,
+    TailResult,
 };
 
 /// The longest pending line the status line quotes; the structured result has all of it.
@@ -26,20 +26,13 @@ fn success(structured: &impl Serialize, text: String) -> CallToolResult {
     result
 }
 
-/// The tool error for `err`: `isError: true`, text starting with the code, and
-/// `structuredContent: {"error": {"code", "message"}}`. Every failed call goes through here.
+/// The tool error for `err`: `isError: true` and one text block, `CODE: message`. No
+/// `structuredContent`: some clients (the TypeScript SDK 1.x, the Inspector) check every
+/// `structuredContent` against the tool's `outputSchema`, error or not, and would throw
+/// instead of showing the message. Every failed call goes through here.
 pub fn error(err: &Error) -> CallToolResult {
-    let body = ErrorResult {
-        error: ErrorBody {
-            code: err.code(),
-            message: message(err),
-        },
-    };
-    let text = format!("{}: {}", body.error.code, body.error.message);
-    let value = serde_json::to_value(&body).expect("error results serialize to JSON");
-    let mut result = CallToolResult::structured_error(value);
-    result.content = vec![ContentBlock::text(text)];
-    result
+    let text = format!("{}: {}", err.code(), message(err));
+    CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
 /// The message of a tool error: the library's, told the way of the tools. The library
@@ -465,7 +458,7 @@ mod tests {
             expect![[r#"
                 UNKNOWN_SESSION: no open session zzzz9999; it was closed or never existed, open a new one with pty_open
                 ---
-                {"error":{"code":"UNKNOWN_SESSION","message":"no open session zzzz9999; it was closed or never existed, open a new one with pty_open"}}
+                null
                 isError=Some(true)"#]],
         );
     }

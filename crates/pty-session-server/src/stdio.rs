@@ -9,6 +9,21 @@ use rmcp::ServiceExt;
 use crate::stdio_framing;
 use crate::tools::PtyTools;
 
+/// Two lines for a person who started `pty-session mcp` on a terminal, which would
+/// otherwise wait in silence for JSON-RPC: what it is, and how a client starts it.
+pub fn greeting() -> String {
+    let program = std::env::current_exe()
+        .ok()
+        .and_then(|path| path.to_str().map(str::to_owned))
+        .unwrap_or_else(|| "pty-session".to_owned());
+    format!(
+        "pty-session mcp speaks MCP (JSON-RPC) on stdin/stdout: an MCP client starts it, a person \
+         does not type at it (Ctrl-C stops it).\n\
+         Add it to a client as a stdio server: command {program:?}, args [\"mcp\"] \
+         (e.g. `claude mcp add pty-session -- {program} mcp`).\n"
+    )
+}
+
 /// Serves the client on stdin/stdout until it goes away or a signal asks to stop; a line
 /// of stdin may have `max_line` bytes.
 pub async fn serve(service: PtyService, max_line: usize) -> anyhow::Result<()> {

@@ -71,17 +71,14 @@ impl Stopping {
 
 #[tool_router]
 impl PtyTools {
-    /// Start a command on its own terminal (a shell, REPL, debugger, ssh, database console,
-    /// or a full-screen program: vim, less, htop) and wait until its first output settled. Returns a sessionId for pty_send, pty_tail
-    /// and pty_close; the process keeps running after the reply.
-    /// A wait ends at the first of: the process exited; it waits for input (e.g. at a
-    /// prompt); a line matched `until`; `timeoutMs` passed (default 5000). settledBy says
-    /// which.
-    /// Output comes as completed lines, each delivered exactly once across open, send and
-    /// tail. `pending` is the unfinished last line, e.g. a prompt (">>> ", "Password: "):
-    /// it shows what the program waits for, and is repeated in every reply until its line
-    /// ends.
-    /// Close sessions you no longer need with pty_close.
+    /// Start a command on its own terminal (shell, REPL, debugger, ssh, database console,
+    /// or a full-screen program like vim) and return once its output settled, with a
+    /// sessionId for the other tools; the process keeps running.
+    /// A wait ends at the first of: exit; the program waits for input (e.g. at a prompt);
+    /// a line matches `until`; `timeoutMs` (default 5000). settledBy says which.
+    /// Each output line is delivered once across open, send and tail. `pending` is the
+    /// unfinished last line, e.g. a prompt (">>> ", "Password: "): what the program waits
+    /// at. Close sessions you no longer need with pty_close.
     #[tool(
         input_schema = wire::input_schema::<OpenArgs>(),
         output_schema = wire::output_schema::<OpenResult>(),
@@ -99,17 +96,16 @@ impl PtyTools {
         Ok(self.stopping.run(&cancel, call).await)
     }
 
-    /// Type into a session and wait until the output settled: the process exited, it waits
-    /// for input again, a line matched `until`, or `timeoutMs` passed (default 5000).
-    /// `data` is written exactly, then Enter unless submit is false. `keys` presses named
-    /// keys instead, encoded as the program expects: ["C-c"], ["Escape", ":wq", "Enter"],
-    /// ["Up"] (no Enter after them unless submit is true). `cols`/`rows` resize the
-    /// terminal first; data "" with submit false only waits.
-    /// `delta` holds only lines not delivered before (with echo on, your input comes back
-    /// first). A `pending` prompt means the program waits for you; settledBy "timeout"
-    /// means it is still busy: read on with pty_tail, or pass `until` and a longer
-    /// timeoutMs. While a full-screen program (vim, less) has the alternate screen on, the
-    /// reply carries `screen` and `cursor`.
+    /// Type into a session and return once the output settled: exit, an input wait, an
+    /// `until` match, or `timeoutMs` (default 5000).
+    /// `data` is written exactly, then Enter unless submit is false; "\u0003" is Ctrl-C.
+    /// `keys` presses named keys instead: ["C-c"], ["Escape", ":wq", "Enter"], ["Up"] (no
+    /// Enter unless submit). `cols`/`rows` resize first; data "" with submit false only
+    /// waits.
+    /// `delta` holds the lines not delivered before (with echo on, your input first). A
+    /// `pending` prompt means the program waits for you; settledBy "timeout" means it is
+    /// still busy: read on with pty_tail, or pass `until` and a longer timeoutMs. While a
+    /// full-screen program runs, the reply carries `screen` and `cursor`.
     #[tool(
         input_schema = wire::input_schema::<SendArgs>(),
         output_schema = wire::output_schema::<SendResult>(),
@@ -127,17 +123,14 @@ impl PtyTools {
         Ok(self.stopping.run(&cancel, call).await)
     }
 
-    /// Read what a session printed since the last reply, without typing. Every line is
-    /// delivered once: lines already returned by pty_open, pty_send or an earlier tail do
-    /// not come back. `from` re-reads kept lines from that line number on instead (oldest
-    /// first; lineBegin..lineEnd are kept), leaving unread lines unread.
-    /// Without settle arguments it answers at once; with any of settle, until, quietMs or
-    /// timeoutMs it first waits as pty_send does (e.g. until "BUILD (OK|FAILED)" with
-    /// timeoutMs 600000) and reports settledBy.
-    /// A reply holds at most `lines` (default 200) and `maxBytes` (default 32768): when
-    /// more is due the newest come back, truncated true, skipped = how many were left out,
-    /// and the status line says which `from` re-reads them. `pending` is the unfinished
-    /// last line, such as a prompt. Works after the process exited, until pty_close.
+    /// Read what a session printed since the last reply, without typing; each line comes
+    /// once. `from` re-reads kept lines from that number on instead (lineBegin..lineEnd
+    /// are kept), leaving unread lines unread.
+    /// Answers at once, unless settle, until, quietMs or timeoutMs is given: then it waits
+    /// as pty_send does (e.g. until "BUILD (OK|FAILED)", timeoutMs 600000).
+    /// A reply holds at most `lines` (default 200) and `maxBytes` (default 32768): past
+    /// that the newest come, truncated is true, skipped counts the rest, and the status
+    /// line names the `from` that re-reads them. Works after exit, until pty_close.
     #[tool(
         input_schema = wire::input_schema::<TailArgs>(),
         output_schema = wire::output_schema::<TailResult>(),
@@ -155,10 +148,9 @@ impl PtyTools {
         Ok(self.stopping.run(&cancel, call).await)
     }
 
-    /// Show what the session's terminal window shows now, as a person would see it: the
-    /// visible rows (trailing blanks trimmed), the cursor (row, col from 0), the size, and
-    /// altScreen. For full-screen programs (vim, less, htop, top) and for any session at
-    /// any time, also after it exited. Does not move the output cursor.
+    /// The terminal window as a person sees it now: visible rows (trailing blanks
+    /// trimmed), cursor (row, col from 0), size, altScreen. For full-screen programs (vim,
+    /// less, htop) and any session at any time, also after exit. Reads no output away.
     #[tool(
         input_schema = wire::input_schema::<ScreenArgs>(),
         output_schema = wire::output_schema::<ScreenResult>(),
@@ -173,11 +165,8 @@ impl PtyTools {
         Ok(self.screen(caller.owner(), arguments))
     }
 
-    /// List your sessions (to find ids again, e.g. after your context was compacted): id,
-    /// command, pid, status (exitCode or signal once exited), cwd, startedAt, unreadLines,
-    /// pending, altScreen. Exited sessions stay listed and readable until pty_close (the
-    /// oldest are closed past the server's maxExitedPerOwner); only running sessions count
-    /// toward the session limits.
+    /// Your sessions, to find ids again (e.g. after your context was compacted). Exited
+    /// sessions stay readable until pty_close; only running ones count toward the limits.
     #[tool(
         input_schema = wire::input_schema::<ListArgs>(),
         output_schema = wire::output_schema::<ListResult>(),
@@ -192,9 +181,9 @@ impl PtyTools {
         Ok(self.list(caller.owner(), arguments))
     }
 
-    /// Kill a session's whole process tree (SIGHUP/SIGTERM, then SIGKILL), wait until it is
-    /// gone, and forget the session: its id then answers UNKNOWN_SESSION.
-    /// closed is false if the session was already closed or never existed.
+    /// Kill a session's whole process tree, wait until it is gone, and forget the session
+    /// (its id then answers UNKNOWN_SESSION). closed is false if it was already closed or
+    /// never existed.
     #[tool(
         input_schema = wire::input_schema::<CloseArgs>(),
         output_schema = wire::output_schema::<CloseResult>(),

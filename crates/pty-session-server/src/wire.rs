@@ -29,9 +29,11 @@ pub fn output_schema<T: JsonSchema>() -> Arc<serde_json::Map<String, serde_json:
     schema::<T>(SchemaSettings::draft2020_12().for_serialize())
 }
 
-/// A self-contained schema (no `$ref`s, which some clients cannot follow) without the
-/// `null` that schemars adds to optional fields: an absent field says the same, and some
-/// clients refuse type unions.
+/// A self-contained schema (no `$ref`s, which some clients cannot follow) in standard
+/// JSON Schema: without the `null` that schemars adds to optional fields (an absent field
+/// says the same, and some clients refuse type unions), and without the `format` it puts
+/// on integers (`uint32`, `int64`: not formats JSON Schema defines, so validators such as
+/// ajv warn about each one; `minimum` already says what a model needs).
 fn schema<T: JsonSchema>(
     settings: SchemaSettings,
 ) -> Arc<serde_json::Map<String, serde_json::Value>> {
@@ -40,7 +42,7 @@ fn schema<T: JsonSchema>(
         .into_generator();
     let mut value = serde_json::to_value(generator.into_root_schema_for::<T>())
         .expect("a schema serializes to JSON");
-    drop_null_types(&mut value);
+    standardize(&mut value);
     let serde_json::Value::Object(mut object) = value else {
         panic!(
             "the schema of {} is not an object",
@@ -53,8 +55,9 @@ fn schema<T: JsonSchema>(
     Arc::new(object)
 }
 
-/// Turns every `"type": [X, "null"]` into `"type": X`.
-fn drop_null_types(value: &mut serde_json::Value) {
+/// Turns every `"type": [X, "null"]` into `"type": X`, and drops the `format` of every
+/// integer.
+fn standardize(value: &mut serde_json::Value) {
     match value {
         serde_json::Value::Object(object) => {
             if let Some(serde_json::Value::Array(types)) = object.get_mut("type") {
@@ -64,9 +67,12 @@ fn drop_null_types(value: &mut serde_json::Value) {
                     object.insert("type".into(), single);
                 }
             }
-            object.values_mut().for_each(drop_null_types);
+            if object.get("type").is_some_and(|t| t == "integer") {
+                object.remove("format");
+            }
+            object.values_mut().for_each(standardize);
         }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(drop_null_types),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(standardize),
         _ => {}
     }
 }
@@ -133,28 +139,25 @@ macro_rules! with_settle_fields {
         $(#[$meta])*
         pub struct $name {
             $($fields)*
-            /// When to return: "auto" (default) returns at exit, when the program waits
-            /// for input, on an `until` match, or at the timeout; "quiet" ignores input
-            /// waits and returns after `quietMs` without output instead (for programs that
-            /// read input while they keep working); "none" returns right after the write
-            /// with what had already arrived.
+            /// "auto" (default): return at exit, an input wait, an `until` match or the
+            /// timeout; "quiet": ignore input waits, return after quietMs without output
+            /// (for programs that read input while busy); "none": return after the write.
             pub settle: Option<SettleMode>,
-            /// A regex: also return as soon as a new line, or the pending line, matches it
-            /// (e.g. a prompt such as "\\(gdb\\) $").
+            /// A regex: also return when a new line or the pending line matches it (e.g.
+            /// "\\(gdb\\) $").
             pub until: Option<String>,
             /// Milliseconds without output that count as quiet (default 300).
             #[schemars(range(min = 1, max = 600_000))]
             pub quiet_ms: Option<u64>,
-            /// The longest wait in milliseconds (default 5000, at most 600000); for
-            /// pty_send it also bounds the write.
+            /// The longest wait in ms (default 5000); for pty_send it also bounds the write.
             #[schemars(range(max = 600_000))]
             pub timeout_ms: Option<u64>,
-            /// The most lines the reply returns (default 200, the server's tailLines);
-            /// when more arrived, the newest come back and `skipped` counts the rest.
+            /// The most lines in the reply (default 200); the newest come, skipped counts
+            /// the rest.
             #[schemars(range(min = 1, max = 100_000))]
             pub lines: Option<u64>,
-            /// The most bytes of lines the reply returns (default 32768, the server's
-            /// tailBytes); a single longer line comes cut to it (counted in `cutLines`).
+            /// The most bytes of lines in the reply (default 32768); a longer line is cut
+            /// to it (cutLines).
             #[schemars(range(min = 1024, max = 1_048_576))]
             pub max_bytes: Option<u64>,
         }
@@ -179,21 +182,19 @@ with_settle_fields! {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OpenArgs {
-    /// The command line to run, e.g. "python3 -q" or "bash --norc" (run by /bin/sh -c
-    /// with the default backend).
+    /// The command line, e.g. "python3 -q" (run by /bin/sh -c by default).
     pub command: String,
-    /// The working directory (an existing directory; default: the server's).
+    /// The working directory (default: the server's).
     pub cwd: Option<String>,
-    /// Environment variables for the process, name to value, set literally (no expansion);
-    /// they win over every default.
+    /// Environment variables, name to value, set literally.
     pub env: Option<BTreeMap<String, String>>,
-    /// Terminal width in columns (default 120).
+    /// Terminal width (default 120).
     #[schemars(range(min = 1, max = 1000))]
     pub cols: Option<u64>,
-    /// Terminal height in rows (default 40).
+    /// Terminal height (default 40).
     #[schemars(range(min = 1, max = 1000))]
     pub rows: Option<u64>,
-    /// Whether the terminal echoes what you type (default true).
+    /// Whether the terminal echoes input (default true).
     #[serde(default = "yes")]
     pub echo: bool,
 }
@@ -204,21 +205,21 @@ with_settle_fields! {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SendArgs {
-    /// The session, as returned by pty_open.
+    /// The sessionId from pty_open.
     pub id: String,
-    /// Text to type, written exactly as UTF-8 (at most 1 MiB). Give `data` or `keys`.
+    /// Text to type, written exactly (at most 1 MiB; "\u0003" is Ctrl-C). Give data or
+    /// keys.
     pub data: Option<String>,
-    /// Keys to press, tmux style: "Enter", "Tab", "BTab", "Escape", "Space", "BSpace",
-    /// "Up", "Down", "Left", "Right", "Home", "End", "PageUp", "PageDown", "Insert",
-    /// "Delete", "F1".."F12", "C-c" (Ctrl), "M-x" (Alt); any other string is typed as
-    /// text. E.g. ["Escape", ":wq", "Enter"]. Give `data` or `keys`.
+    /// Keys to press, tmux names: Enter, Tab, BTab, Escape, Space, BSpace, Up, Down,
+    /// Left, Right, Home, End, PageUp, PageDown, Insert, Delete, F1..F12, C-x (Ctrl), M-x
+    /// (Alt); other strings are typed. Give data or keys.
     pub keys: Option<Vec<String>>,
-    /// Press Enter after the input (default true with `data`, false with `keys`).
+    /// Press Enter after (default true with data, false with keys).
     pub submit: Option<bool>,
-    /// Resize the terminal to this many columns first (the program gets SIGWINCH).
+    /// Resize to this many columns first.
     #[schemars(range(min = 1, max = 1000))]
     pub cols: Option<u64>,
-    /// Resize the terminal to this many rows first.
+    /// Resize to this many rows first.
     #[schemars(range(min = 1, max = 1000))]
     pub rows: Option<u64>,
 }
@@ -229,11 +230,10 @@ with_settle_fields! {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TailArgs {
-    /// The session, as returned by pty_open.
+    /// The sessionId from pty_open.
     pub id: String,
-    /// Re-read completed lines from this line number on (lines count from 0; the reply's
-    /// lineBegin..lineEnd is what is kept), oldest first, without changing what counts as
-    /// unread.
+    /// Re-read lines from this number on (from 0; lineBegin..lineEnd are kept), leaving
+    /// unread lines unread.
     pub from: Option<u64>,
 }
 }
@@ -242,7 +242,7 @@ pub struct TailArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ScreenArgs {
-    /// The session, as returned by pty_open.
+    /// The sessionId from pty_open.
     pub id: String,
 }
 
@@ -255,7 +255,7 @@ pub struct ListArgs {}
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CloseArgs {
-    /// The session, as returned by pty_open.
+    /// The sessionId from pty_open.
     pub id: String,
 }
 
@@ -378,10 +378,10 @@ fn is_false(value: &bool) -> bool {
 #[derive(Debug, Default, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExitFields {
-    /// The exit code, when the process exited normally.
+    /// The exit code, once exited normally.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
-    /// The signal that killed the process, e.g. "SIGKILL".
+    /// The signal that killed it, e.g. "SIGKILL".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signal: Option<String>,
 }
@@ -402,37 +402,35 @@ impl From<Status> for ExitFields {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OpenResult {
-    /// The new session's id, for pty_send, pty_tail and pty_close.
+    /// The id for the other tools.
     pub session_id: String,
-    /// The pid of the started process.
+    /// The process id.
     pub pid: u32,
     /// "running" or "exited".
     #[schemars(extend("enum" = ["running", "exited"]))]
     pub status: &'static str,
     #[serde(flatten)]
     pub exit: ExitFields,
-    /// The completed lines printed so far, each ending in "\n".
+    /// The completed lines so far, each ending in "\n".
     pub initial_output: String,
-    /// The unfinished last line, such as a prompt (">>> ", "Password: "); "" if none.
+    /// The unfinished last line (a prompt); "" if none.
     pub pending: String,
-    /// Whether unread lines were left out (more than the budget, or out of the scrollback).
+    /// Whether unread lines were left out.
     pub truncated: bool,
-    /// How many unread lines were left out.
+    /// How many.
     pub skipped: u64,
-    /// How many lines were longer than maxBytes and come cut to it.
+    /// Lines cut to maxBytes.
     pub cut_lines: usize,
     /// What ended the wait.
     #[schemars(extend("enum" = ["exit", "input", "match", "quiet", "timeout", "none"]))]
     pub settled_by: &'static str,
-    /// Present and true while a full-screen program has the alternate screen on (its
-    /// drawing is not lines).
+    /// True while a full-screen program has the alternate screen on.
     #[serde(default, skip_serializing_if = "is_false")]
     pub alt_screen: bool,
-    /// While the alternate screen is on: the visible rows, trailing blanks trimmed,
-    /// joined by "\n".
+    /// While altScreen: the visible rows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub screen: Option<String>,
-    /// While the alternate screen is on: where the cursor is.
+    /// While altScreen: the cursor.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cursor: Option<CursorPosition>,
     /// Left-out lines the scrollback still holds (for the text block's hint).
@@ -465,33 +463,31 @@ impl OpenResult {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SendResult {
-    /// The completed lines that arrived since the last reply, each ending in "\n" (with
-    /// echo on, the typed line comes first).
+    /// The lines not delivered before, each ending in "\n".
     pub delta: String,
     /// "running" or "exited".
     #[schemars(extend("enum" = ["running", "exited"]))]
     pub status: &'static str,
     #[serde(flatten)]
     pub exit: ExitFields,
-    /// The unfinished last line, such as a prompt; "" if none.
+    /// The unfinished last line (a prompt); "" if none.
     pub pending: String,
-    /// Whether unread lines were left out (more than the budget, or out of the scrollback).
+    /// Whether unread lines were left out.
     pub truncated: bool,
-    /// How many unread lines were left out.
+    /// How many.
     pub skipped: u64,
-    /// How many lines were longer than maxBytes and come cut to it.
+    /// Lines cut to maxBytes.
     pub cut_lines: usize,
     /// What ended the wait.
     #[schemars(extend("enum" = ["exit", "input", "match", "quiet", "timeout", "none"]))]
     pub settled_by: &'static str,
-    /// Present and true while a full-screen program has the alternate screen on.
+    /// True while a full-screen program has the alternate screen on.
     #[serde(default, skip_serializing_if = "is_false")]
     pub alt_screen: bool,
-    /// While the alternate screen is on: the visible rows, trailing blanks trimmed,
-    /// joined by "\n".
+    /// While altScreen: the visible rows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub screen: Option<String>,
-    /// While the alternate screen is on: where the cursor is.
+    /// While altScreen: the cursor.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cursor: Option<CursorPosition>,
     /// Left-out lines the scrollback still holds (for the text block's hint).
@@ -522,36 +518,34 @@ impl SendResult {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TailResult {
-    /// The unread completed lines (with `from`: the lines re-read), each ending in "\n".
+    /// The unread lines (with from: the re-read ones), each ending in "\n".
     pub text: String,
     /// How many lines `text` holds.
     pub lines: usize,
-    /// Whether lines were left out: unread lines over the budgets or gone from the
-    /// scrollback; with `from`, also later lines that did not fit.
+    /// Whether lines were left out (see skipped; with from, also later lines).
     pub truncated: bool,
-    /// How many unread lines were left out; with `from`, how many asked-for lines are gone
-    /// from the scrollback.
+    /// Unread lines left out; with from, asked-for lines gone from the scrollback.
     pub skipped: u64,
-    /// How many lines were longer than maxBytes and come cut to it.
+    /// Lines cut to maxBytes.
     pub cut_lines: usize,
-    /// The unfinished last line, such as a prompt; "" if none.
+    /// The unfinished last line (a prompt); "" if none.
     pub pending: String,
     /// "running" or "exited".
     #[schemars(extend("enum" = ["running", "exited"]))]
     pub status: &'static str,
     #[serde(flatten)]
     pub exit: ExitFields,
-    /// Lines completed since the session started.
+    /// Lines completed since the start.
     pub total_lines: u64,
-    /// The number of the oldest line still kept (lines are numbered from 0).
+    /// The number of the oldest kept line (from 0).
     pub line_begin: u64,
-    /// One past the newest line kept (equal to totalLines).
+    /// One past the newest kept line (= totalLines).
     pub line_end: u64,
-    /// What ended the wait, when settle arguments made the call wait.
+    /// What ended the wait, if it waited.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(extend("enum" = ["exit", "input", "match", "quiet", "timeout", "none"]))]
     pub settled_by: Option<&'static str>,
-    /// Present and true while a full-screen program has the alternate screen on.
+    /// True while a full-screen program has the alternate screen on.
     #[serde(default, skip_serializing_if = "is_false")]
     pub alt_screen: bool,
     /// The number of the first line in `text` (for the text block).
@@ -619,8 +613,7 @@ impl CursorPosition {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ScreenResult {
-    /// The visible rows, top first, trailing blanks trimmed, joined by "\n" (blank rows at
-    /// the bottom left out).
+    /// The visible rows, trailing blanks trimmed, joined by "\n".
     pub screen: String,
     /// Where the cursor is.
     pub cursor: CursorPosition,
@@ -655,8 +648,7 @@ impl ScreenResult {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ListResult {
-    /// The caller's sessions, the oldest first: running ones and exited ones not yet
-    /// closed.
+    /// Your sessions, oldest first, exited ones until closed.
     pub sessions: Vec<ListedSession>,
 }
 
@@ -675,13 +667,13 @@ pub struct ListedSession {
     pub status: &'static str,
     #[serde(flatten)]
     pub exit: ExitFields,
-    /// The working directory it started in.
+    /// Its working directory.
     pub cwd: String,
     /// When it was opened (RFC 3339, UTC).
     pub started_at: String,
-    /// Completed lines not yet delivered.
+    /// Lines not yet delivered.
     pub unread_lines: u64,
-    /// The unfinished last line, such as a prompt; "" if none.
+    /// The unfinished last line (a prompt); "" if none.
     pub pending: String,
     /// Whether a full-screen program has the alternate screen on.
     pub alt_screen: bool,
@@ -709,23 +701,6 @@ impl ListedSession {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CloseResult {
-    /// True if this call closed the session; false if it was already closed or never
-    /// existed.
+    /// False if it was already closed or never existed.
     pub closed: bool,
-}
-
-/// The `structuredContent` of a failed call.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ErrorResult {
-    pub error: ErrorBody,
-}
-
-/// What went wrong.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ErrorBody {
-    /// One of FOREIGN_SESSION, UNKNOWN_SESSION, INVALID_ARGUMENT, SPAWN_FAILED,
-    /// SESSION_LIMIT, NOT_RUNNING, WRITE_TIMEOUT, CANCELLED.
-    pub code: &'static str,
-    /// What was wrong and what to do.
-    pub message: String,
 }

@@ -155,3 +155,62 @@ fn a_non_loopback_bind_without_tokens_is_refused() {
         ],
     );
 }
+
+/// A person who runs `pty-session mcp` on a terminal is told, in two lines on stderr, what
+/// it waits for and how a client starts it; then it serves as usual. The terminal is a
+/// session of our own library.
+#[tokio::test]
+async fn mcp_on_a_terminal_says_what_it_is_then_serves() {
+    use pty_session::{Config, Owner, PtyService};
+    use pty_session_server::tools::PtyTools;
+    use serde_json::{Value, json};
+    use tokio_util::sync::CancellationToken;
+
+    fn object(value: Value) -> rmcp::model::JsonObject {
+        let Value::Object(object) = value else {
+            unreachable!()
+        };
+        object
+    }
+
+    let service = PtyService::new(Config::default());
+    let owner = Owner::new("person");
+    let tools = PtyTools::stdio(service.clone(), owner.clone());
+    let cancel = CancellationToken::new();
+    let opened = tools
+        .open(
+            &owner,
+            object(json!({
+                "command": format!("exec {BIN} mcp"),
+                "echo": false,
+                "until": "args \\[\"mcp\"\\]",
+                "timeoutMs": 20000,
+            })),
+            &cancel,
+        )
+        .await;
+    let opened = opened.structured_content.expect("opened");
+    let greeting = opened["initialOutput"].as_str().unwrap();
+    let id = opened["sessionId"].as_str().unwrap().to_owned();
+    assert_eq!(greeting.lines().count(), 2, "two lines: {greeting}");
+    assert_mentions(greeting, &["MCP", "stdin/stdout", "client", "mcp"]);
+
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "person", "version": "0"}}});
+    let sent = tools
+        .send(
+            &owner,
+            object(
+                json!({"id": id, "data": initialize.to_string(), "until": "serverInfo",
+                          "timeoutMs": 20000}),
+            ),
+            &cancel,
+        )
+        .await;
+    let sent = sent.structured_content.expect("sent");
+    let reply = sent["delta"].as_str().unwrap();
+    assert_mentions(reply, &["\"id\":1", "pty-session"]);
+    tools.close(&owner, object(json!({"id": id}))).await;
+    service.shutdown().await;
+}

@@ -1,10 +1,10 @@
 //! Every error code of docs/tools.md, reached through the tools of the real binary: a result
-//! with `isError: true`, text starting with the code, and `{"error": {"code", "message"}}`.
+//! with `isError: true`, text `CODE: message`, and no `structuredContent`.
 //! FOREIGN_SESSION is in `owners`, CANCELLED in `cancel`.
 
 use serde_json::json;
 
-use crate::support::{assert_error, call, ok, open, stdio_server};
+use crate::support::{assert_error, call, error_message, ok, open, stdio_server};
 
 /// INVALID_ARGUMENT at the boundary: types, shapes and ranges, before any session is
 /// touched.
@@ -148,8 +148,7 @@ async fn bad_arguments_are_invalid_argument() {
     for (tool, arguments, expected) in cases {
         let result = call(client, tool, arguments.clone()).await;
         assert_error(&result, "INVALID_ARGUMENT");
-        let message = result.structured_content.as_ref().unwrap()["error"]["message"].clone();
-        let message = message.as_str().unwrap();
+        let message = error_message(&result);
         assert!(
             message.contains(expected),
             "{tool} {arguments:.80}: {message:?} names {expected:?}"
@@ -225,10 +224,7 @@ async fn session_limit_lists_the_open_sessions() {
     let (b, _) = open(client, json!({"command": "exec cat"})).await;
     let result = call(client, "pty_open", json!({"command": "exec cat"})).await;
     assert_error(&result, "SESSION_LIMIT");
-    let message = result.structured_content.as_ref().unwrap()["error"]["message"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let message = error_message(&result).to_owned();
     assert!(
         message.contains(&a) && message.contains(&b),
         "lists the open ids: {message}"
@@ -268,9 +264,6 @@ async fn write_timeout_says_how_much_went_in() {
     )
     .await;
     assert_error(&result, "WRITE_TIMEOUT");
-    let message = result.structured_content.as_ref().unwrap()["error"]["message"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let message = error_message(&result).to_owned();
     assert!(message.contains("bytes"), "{message}");
 }

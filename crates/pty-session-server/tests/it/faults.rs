@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 
-use crate::support::{BIN, assert_error, call, ok, open, stdio_server_from, structured};
+use crate::support::{BIN, assert_error, call, error_message, ok, open, stdio_server_from};
 
 fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
@@ -59,10 +59,7 @@ async fn when_the_kernel_has_no_pty_left_open_fails_and_recovers() {
     };
     assert_eq!(ids.len(), 4, "every terminal of the instance was usable");
     assert_error(&failure, "SPAWN_FAILED");
-    let message = structured(&failure)["error"]["message"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let message = error_message(&failure).to_owned();
     assert!(message.contains("pseudo-terminal"), "{message}");
     // The open sessions are untouched and still answer.
     let sent = call(

@@ -233,21 +233,31 @@ pub fn text(result: &CallToolResult) -> &str {
     &result.content[0].as_text().expect("a text block").text
 }
 
-/// Asserts that `result` is the tool error `code`, in all the places docs/tools.md puts it.
+/// Asserts that `result` is the tool error `code` as docs/tools.md has it: `isError`, one
+/// text block `CODE: message`, and no `structuredContent` (which clients would check
+/// against the tool's `outputSchema`).
 #[track_caller]
 pub fn assert_error(result: &CallToolResult, code: &str) {
     assert_eq!(result.is_error, Some(true), "an error result: {result:?}");
-    let error = &structured(result)["error"];
-    assert_eq!(error["code"], code, "{result:?}");
-    assert!(
-        error["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "{result:?}"
+    assert_eq!(
+        result.structured_content, None,
+        "an error has no structuredContent: {result:?}"
     );
     let text = text(result);
     assert!(
-        text.starts_with(&format!("{code}: ")),
-        "text starts with the code: {text:?}"
+        text.strip_prefix(&format!("{code}: "))
+            .is_some_and(|message| !message.is_empty()),
+        "text is the code, then a message: {text:?}"
     );
+}
+
+/// The message of a tool error: its text after `CODE: `.
+#[track_caller]
+pub fn error_message(result: &CallToolResult) -> &str {
+    let text = text(result);
+    text.split_once(": ")
+        .unwrap_or_else(|| panic!("an error text `CODE: message`: {text:?}"))
+        .1
 }
 
 /// Asserts success and returns the structured result.

@@ -2,7 +2,7 @@
 """Checks MCP progress notifications of the pty-session binary through the Python MCP SDK's
 progress callback (not rmcp), over stdio.
 
-usage: pip install mcp; python3 scripts/progress_check.py target/debug/pty-session
+usage: interop/run, or interop/.venv/mcp2/bin/python interop/progress_check.py target/debug/pty-session
 
 A waiting pty_tail on a three-second job, called with a progress callback, must report
 progress after its first second, carrying the job's lines, a few times a second at most;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks the pty-session binary from outside, through the Python MCP SDK (not rmcp).
 
-usage: pip install mcp; python3 scripts/outside_check.py target/release/pty-session
+usage: interop/run (which installs the pinned `mcp` 2.x into interop/.venv/mcp2), or
+       interop/.venv/mcp2/bin/python interop/outside_check.py target/debug/pty-session
 
 It drives the real binary over stdio and over streamable HTTP (current protocol, and a
 legacy one with MCP sessions) through the rules of docs/tools.md and prints one line per rule.
@@ -14,17 +15,27 @@ from mcp.client.stdio import stdio_client
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else "target/release/pty-session"
 failures = []
+passed = [0]
 
 
 def check(rule, ok, detail=""):
     print(("PASS " if ok else "FAIL ") + rule + ("" if ok else f"  -- {detail}"))
-    if not ok:
+    if ok:
+        passed[0] += 1
+    else:
         failures.append(rule)
 
 
 async def call(s, tool, **args):
+    """(is_error, structured result, text); an error has no structuredContent, so its
+    code is read from the text, `CODE: message`, as {"error": {"code": ...}}."""
     r = await s.call_tool(tool, args)
-    return r.is_error, (r.structured_content or {}), "".join(c.text for c in r.content if c.type == "text")
+    text = "".join(c.text for c in r.content if c.type == "text")
+    if r.is_error:
+        if r.structured_content is not None:
+            return True, {"error": {"code": "structuredContent on an error"}}, text
+        return True, {"error": {"code": text.split(":", 1)[0]}}, text
+    return False, (r.structured_content or {}), text
 
 
 def alive(pid):
@@ -38,7 +49,7 @@ def alive(pid):
 async def rules(s, label):
     tools = await s.list_tools()
     names = sorted(t.name for t in tools.tools)
-    check(f"{label}: four tools with output schemas", names == ["pty_close", "pty_open", "pty_send", "pty_tail"]
+    check(f"{label}: six tools with output schemas", names == ["pty_close", "pty_list", "pty_open", "pty_screen", "pty_send", "pty_tail"]
           and all(t.output_schema for t in tools.tools), names)
     py = subprocess.run(["python3", "-c", "import sys;print(sys.executable)"], capture_output=True, text=True).stdout.strip()
     err, o, text = await call(s, "pty_open", command=f"{py} -q")
@@ -177,7 +188,7 @@ async def http():
 async def main():
     await stdio()
     await http()
-    print(f"\n{len(failures)} failed" if failures else "\nall rules passed")
+    print(f"\n{passed[0]} passed, {len(failures)} failed")
     sys.exit(1 if failures else 0)
 
 asyncio.run(main())
