@@ -18,6 +18,9 @@
 //! has set its environment and working directory to the command's.
 
 use std::ffi::CString;
+use std::os::fd::{AsFd, BorrowedFd, FromRawFd as _, OwnedFd};
+
+use rustix::event::{PollFd, PollFlags, Timespec};
 
 use crate::ExitStatus;
 
@@ -89,17 +92,21 @@ pub(crate) fn run(grace_ms: u64, argv: &[CString]) -> i32 {
     // or mask this changes.
     let signals = unsafe { block_signals() };
     let Some(signals) = signals else { return 126 };
+    // SAFETY: both descriptors were just made by the calls above and belong to nothing
+    // else; the shim owns them until it exits.
+    let (control, signals) =
+        unsafe { (OwnedFd::from_raw_fd(control), OwnedFd::from_raw_fd(signals)) };
 
     // SAFETY: single-threaded (nothing else can touch memory the vfork child shares), and
     // the shim installs no signal handlers that could run in that child.
     let child = unsafe { spawn_command(program, argv) };
     match child {
         Err(errno) => {
-            report(control, Report::ExecFailed(errno));
+            report(control.as_fd(), Report::ExecFailed(errno));
             127
         }
         Ok(pid) => {
-            report(control, Report::Started(pid as u32));
+            report(control.as_fd(), Report::Started(pid as u32));
             // SAFETY: fds 0 to 2 are raw descriptors of the shim that no Rust object owns.
             // The PTY slave is released so that its end of output reaches the service as
             // soon as the command's tree lets go of it.
@@ -302,20 +309,16 @@ pub(crate) fn errno() -> i32 {
         .unwrap_or(libc::EIO)
 }
 
-/// Writes one report to the control socket.
-pub(crate) fn report(control: i32, report: Report) {
-    let record = report.encode();
-    // SAFETY: writing a local buffer to our control socket. A service that is gone gives
-    // EPIPE (SIGPIPE is ignored), which changes nothing for the shim.
-    unsafe {
-        libc::write(control, record.as_ptr().cast(), record.len());
-    }
+/// Writes one report to the control socket. A service that is gone gives EPIPE (SIGPIPE
+/// is ignored), which changes nothing for the shim.
+pub(crate) fn report(control: BorrowedFd<'_>, report: Report) {
+    let _ = rustix::io::write(control, &report.encode());
 }
 
 /// The running shim's state.
 struct Shim {
-    control: i32,
-    signals: i32,
+    control: OwnedFd,
+    signals: OwnedFd,
     command: i32,
     status: Option<ExitStatus>,
     /// Whether any child may still exist (false once `waitpid` answered ECHILD).
@@ -327,26 +330,18 @@ impl Shim {
     fn serve(&mut self, grace_ms: i64) -> i32 {
         loop {
             let mut fds = [
-                libc::pollfd {
-                    fd: self.control,
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-                libc::pollfd {
-                    fd: self.signals,
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
+                PollFd::new(&self.control, PollFlags::IN),
+                PollFd::new(&self.signals, PollFlags::IN),
             ];
-            // SAFETY: polling two fds we own, with a correct length.
-            let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
-            if n < 0 && errno() != libc::EINTR {
+            match rustix::event::poll(&mut fds, None) {
+                Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                Err(_) => break,
+            }
+            let (control, signals) = (!fds[0].revents().is_empty(), !fds[1].revents().is_empty());
+            if signals && self.drain_signals() {
                 break;
             }
-            if fds[1].revents != 0 && self.drain_signals() {
-                break;
-            }
-            if fds[0].revents != 0 && self.control_closed() {
+            if control && self.control_closed() {
                 break;
             }
             if self.status.is_some() && !self.children {
@@ -368,17 +363,11 @@ impl Shim {
     /// Reads the signalfd and reaps; true if SIGTERM asked the shim to close.
     fn drain_signals(&mut self) -> bool {
         let mut terminate = false;
-        loop {
-            // SAFETY: signalfd_siginfo is plain integers, for which all zeroes is valid.
-            let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
-            let size = std::mem::size_of::<libc::signalfd_siginfo>();
-            // SAFETY: the read writes at most `size` bytes into `info`, a live local of
-            // exactly that size; any bytes it writes are a valid signalfd_siginfo.
-            let n = unsafe { libc::read(self.signals, (&raw mut info).cast(), size) };
-            if n != size as isize {
-                break;
-            }
-            if info.ssi_signo == libc::SIGTERM as u32 {
+        // A `struct signalfd_siginfo`: 128 bytes, the signal's number first.
+        let mut info = [0u8; 128];
+        while let Ok(128) = rustix::io::read(&self.signals, &mut info) {
+            let signo = u32::from_ne_bytes([info[0], info[1], info[2], info[3]]);
+            if signo == libc::SIGTERM as u32 {
                 terminate = true;
             }
         }
@@ -389,9 +378,10 @@ impl Shim {
     /// True when the service's end of the control socket is closed.
     fn control_closed(&mut self) -> bool {
         let mut buf = [0u8; 64];
-        // SAFETY: reading into a local buffer from our own socket.
-        let n = unsafe { libc::read(self.control, buf.as_mut_ptr().cast(), buf.len()) };
-        n == 0 || (n < 0 && !matches!(errno(), libc::EINTR | libc::EAGAIN))
+        match rustix::io::read(&self.control, &mut buf) {
+            Ok(n) => n == 0,
+            Err(err) => !matches!(err, rustix::io::Errno::INTR | rustix::io::Errno::AGAIN),
+        }
     }
 
     /// Reaps every child that has ended; records and reports the command's status.
@@ -416,7 +406,7 @@ impl Shim {
                     ExitStatus::Code(libc::WEXITSTATUS(status))
                 };
                 self.status = Some(exit);
-                report(self.control, Report::Exited(exit));
+                report(self.control.as_fd(), Report::Exited(exit));
             }
         }
     }
@@ -492,13 +482,12 @@ impl Shim {
 
     /// Waits up to `timeout_ms` for a signal, then reaps.
     fn wait_signal(&mut self, timeout_ms: i32) {
-        let mut fd = libc::pollfd {
-            fd: self.signals,
-            events: libc::POLLIN,
-            revents: 0,
+        let mut fds = [PollFd::new(&self.signals, PollFlags::IN)];
+        let timeout = Timespec {
+            tv_sec: i64::from(timeout_ms.max(0)) / 1000,
+            tv_nsec: i64::from(timeout_ms.max(0)) % 1000 * 1_000_000,
         };
-        // SAFETY: polling one fd we own.
-        unsafe { libc::poll(&mut fd, 1, timeout_ms) };
+        let _ = rustix::event::poll(&mut fds, Some(&timeout));
         self.drain_signals();
     }
 }

@@ -26,7 +26,7 @@
 use std::ffi::CString;
 use std::io::IoSliceMut;
 use std::mem::MaybeUninit;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
 use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
 
@@ -181,7 +181,7 @@ fn serve() -> i32 {
             let errno = crate::shim::errno();
             match receive() {
                 Received::Request(_, [_, control]) => {
-                    crate::shim::report(control.as_raw_fd(), Report::ForkFailed(errno));
+                    crate::shim::report(control.as_fd(), Report::ForkFailed(errno));
                     continue;
                 }
                 Received::Malformed | Received::End => return 1,
@@ -326,7 +326,10 @@ unsafe fn become_shim(request: &Request, slave: i32, control: i32) -> ! {
             libc::putenv(entry.as_ptr().cast_mut());
         }
         if !request.cwd.is_empty() && libc::chdir(request.cwd.as_ptr()) < 0 {
-            crate::shim::report(0, Report::ChdirFailed(crate::shim::errno()));
+            crate::shim::report(
+                std::io::stdin().as_fd(),
+                Report::ChdirFailed(crate::shim::errno()),
+            );
             libc::_exit(126);
         }
         libc::_exit(crate::shim::run(request.grace_ms, &request.argv))
