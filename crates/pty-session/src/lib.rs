@@ -59,24 +59,39 @@
 //! `signalfd` (the repository's `docs/portability.md` says what a port would take).
 #![deny(missing_docs)]
 
-// The Linux-only modules (`procfs`, `shim`, `spawner`, `spawn`, `timer`, `pty`) have no
-// counterpart for another system yet: say so at once rather than with a page of errors.
+// The Linux-only modules live in `linux/` and have no counterpart for another system yet:
+// say so at once rather than with a page of errors.
 #[cfg(not(target_os = "linux"))]
 compile_error!(
     "pty-session runs on Linux only for now; docs/portability.md says what a port needs"
 );
 
+/// What talks to the kernel in Linux's own terms: the PTY pair and its foreground group,
+/// the spawner and the shim (`prctl`, `signalfd`, `clone`, `TIOCSCTTY`), `/proc` (the tree
+/// kill's parent links, input wait), the fine timer (`timerfd`). The rest of the crate
+/// reaches them through the names re-exported below; a port to another system adds a
+/// sibling module that provides the same names (docs/portability.md).
+#[cfg(target_os = "linux")]
+mod linux {
+    pub(crate) mod blocked;
+    pub(crate) mod procfs;
+    pub(crate) mod pty;
+    pub(crate) mod shim;
+    pub(crate) mod spawn;
+    pub(crate) mod spawner;
+    pub(crate) mod timer;
+}
+#[cfg(target_os = "linux")]
+use linux::{blocked, procfs, pty, shim, spawn, spawner, timer};
+
 mod answer;
 mod backend;
-mod blocked;
 mod config;
 mod error;
 mod keys;
 pub mod nofile;
 mod owner;
-mod procfs;
 mod progress;
-mod pty;
 mod record;
 mod render;
 mod request;
@@ -85,12 +100,8 @@ mod scrollback;
 mod service;
 mod session;
 mod settle;
-mod shim;
 mod signal;
-mod spawn;
-mod spawner;
 mod tap;
-mod timer;
 mod watch;
 
 pub use backend::{Backend, Backends, ExecBackend, ShellBackend, quote_word};
