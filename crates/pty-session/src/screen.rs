@@ -172,21 +172,26 @@ impl Emulator {
         text
     }
 
+    /// Where the cursor is.
+    pub(crate) fn cursor(&self) -> Position {
+        let point = self.term.grid().cursor.point;
+        Position {
+            row: u16::try_from(point.line.0.max(0)).unwrap_or(0),
+            col: u16::try_from(point.column.0)
+                .unwrap_or(u16::MAX)
+                .min(self.cols - 1),
+        }
+    }
+
     /// What the window shows now.
     pub(crate) fn snapshot(&self, status: Status) -> Screen {
         let mut lines: Vec<String> = (0..self.rows).map(|row| self.row_text(row)).collect();
         while lines.last().is_some_and(String::is_empty) {
             lines.pop();
         }
-        let point = self.term.grid().cursor.point;
         Screen {
             lines,
-            cursor: Position {
-                row: u16::try_from(point.line.0.max(0)).unwrap_or(0),
-                col: u16::try_from(point.column.0)
-                    .unwrap_or(u16::MAX)
-                    .min(self.cols - 1),
-            },
+            cursor: self.cursor(),
             cols: self.cols,
             rows: self.rows,
             alt_screen: self.alt_screen(),
