@@ -31,6 +31,10 @@ pub(crate) struct TaskWait {
     /// Other processes of the foreground group at the far end of a pipe or socket it
     /// waits on: it waits for the person only if they do.
     pub(crate) peers: Vec<i32>,
+    /// Its wait ends by itself within [`SOON`]: a program between two keys of an escape
+    /// sequence (vim after Escape), or one that polls in a loop. What it does then is
+    /// unknown, so nobody can tell whether it waits for the person.
+    pub(crate) soon: bool,
 }
 
 impl TaskWait {
@@ -133,6 +137,11 @@ pub(crate) fn supported() -> bool {
 /// Up to how many descriptors one `poll`, `select` or epoll set is read; a wait on more
 /// is taken for work (a server, not a prompt).
 const MAX_WATCHED: usize = 1024;
+/// A `poll`, `select` or epoll wait whose timeout is this short or shorter ends by itself
+/// before a person would answer: vim waits 100 ms (`ttimeoutlen`) after Escape for the
+/// rest of a key's sequence, and only then leaves insert mode. Longer timers (node's idle
+/// REPL waits about 8 s, htop 1.5 s between refreshes) are waits like any other.
+const SOON: std::time::Duration = std::time::Duration::from_secs(1);
 /// How deep epoll sets inside epoll sets are followed.
 const MAX_NESTING: usize = 4;
 
@@ -229,6 +238,11 @@ impl<'a> Context<'a> {
                 }
                 None => wait.unknown = true,
             }
+            wait.soon = if nr == nr::POLL {
+                arg(2).is_some_and(|ms| short_ms(ms))
+            } else {
+                arg(2).is_some_and(|at| short_timespec(pid, at, 1_000_000_000))
+            };
         } else if nr == nr::SELECT || nr == nr::PSELECT6 {
             let Some(count) = arg(0) else {
                 return TaskWait::unknown();
@@ -247,11 +261,23 @@ impl<'a> Context<'a> {
                     None => wait.unknown = true,
                 }
             }
+            // select takes a timeval (microseconds), pselect6 a timespec.
+            let per_second = if nr == nr::SELECT {
+                1_000_000
+            } else {
+                1_000_000_000
+            };
+            wait.soon = arg(4).is_some_and(|at| short_timespec(pid, at, per_second));
         } else if nr::EPOLL.contains(&nr) {
             let Some(epfd) = arg(0) else {
                 return TaskWait::unknown();
             };
             self.epoll(pid, epfd as i32, &mut wait, 0);
+            wait.soon = if nr == libc::SYS_epoll_pwait2 {
+                arg(3).is_some_and(|at| short_timespec(pid, at, 1_000_000_000))
+            } else {
+                arg(3).is_some_and(|ms| short_ms(ms))
+            };
         } else {
             // Any other sleep (open on a FIFO, flock, a slow filesystem...) is work.
             wait.outside = true;
@@ -439,6 +465,30 @@ fn epoll_entries(info: &str) -> Vec<(i32, u32)> {
         .collect()
 }
 
+/// Whether a timeout in milliseconds (an `int`: negative waits for ever) is finite and
+/// at most [`SOON`].
+fn short_ms(ms: u64) -> bool {
+    let ms = ms as u32 as i32;
+    ms >= 0 && u128::from(ms.unsigned_abs()) <= SOON.as_millis()
+}
+
+/// Whether the timeout at `address` in `pid`'s memory (a `timespec`, or a `timeval` with
+/// `per_second` 1,000,000; none at address 0: for ever) is at most [`SOON`].
+fn short_timespec(pid: i32, address: u64, per_second: u64) -> bool {
+    if address == 0 {
+        return false;
+    }
+    let Some(bytes) = read_memory(pid, address, 16) else {
+        return false;
+    };
+    let seconds = u64::from_ne_bytes(bytes[..8].try_into().expect("8 bytes"));
+    let fraction = u64::from_ne_bytes(bytes[8..].try_into().expect("8 bytes"));
+    let nanos = fraction.saturating_mul(1_000_000_000 / per_second);
+    let timeout = std::time::Duration::new(seconds.min(u64::from(u32::MAX)), 0)
+        + std::time::Duration::from_nanos(nanos.min(999_999_999));
+    timeout <= SOON
+}
+
 /// Reads `len` bytes of `pid`'s memory at `address`.
 fn read_memory(pid: i32, address: u64, len: usize) -> Option<Vec<u8>> {
     let mem = fs::File::open(format!("/proc/{pid}/mem")).ok()?;
@@ -536,7 +586,7 @@ pub(crate) fn verdict(tasks: &[(i32, TaskWait)]) -> Verdict {
     for (_, wait) in tasks {
         let peers_work = wait.peers.iter().any(|p| !waiting.contains(p));
         let elsewhere = wait.outside || peers_work;
-        if wait.unknown || (wait.terminal && elsewhere) {
+        if wait.unknown || wait.soon || (wait.terminal && elsewhere) {
             cannot_tell = true;
         } else if elsewhere {
             return Verdict::Working;
@@ -558,8 +608,8 @@ mod tests {
         TaskWait {
             terminal,
             outside,
-            unknown: false,
             peers: peers.to_vec(),
+            ..TaskWait::default()
         }
     }
 
@@ -625,6 +675,17 @@ mod tests {
                 Verdict::Working,
             ),
             (
+                "vim between Escape and its key timeout",
+                vec![(
+                    1,
+                    TaskWait {
+                        soon: true,
+                        ..reads.clone()
+                    },
+                )],
+                Verdict::CannotTell,
+            ),
+            (
                 "unreadable",
                 vec![(1, TaskWait::unknown())],
                 Verdict::CannotTell,
@@ -662,6 +723,27 @@ mod tests {
         let fd = std::os::fd::AsRawFd::as_raw_fd(&tcp);
         let tcp_inode = fs::metadata(format!("/proc/self/fd/{fd}")).unwrap().ino();
         assert_eq!(sock_diag::unix_peer(tcp_inode), None);
+    }
+
+    #[test]
+    fn short_timeouts() {
+        assert!(short_ms(100));
+        assert!(short_ms(0));
+        assert!(!short_ms(0xffff_ffff), "-1: for ever");
+        assert!(!short_ms(8095));
+        let me = std::process::id() as i32;
+        let timespec = |s: u64, ns: u64| {
+            let mut b = s.to_ne_bytes().to_vec();
+            b.extend(ns.to_ne_bytes());
+            b
+        };
+        let short = timespec(0, 100_000_000);
+        let long = timespec(4, 0);
+        assert!(short_timespec(me, short.as_ptr() as u64, 1_000_000_000));
+        assert!(!short_timespec(me, long.as_ptr() as u64, 1_000_000_000));
+        assert!(!short_timespec(me, 0, 1_000_000_000));
+        let timeval = timespec(0, 500_000);
+        assert!(short_timespec(me, timeval.as_ptr() as u64, 1_000_000));
     }
 
     #[test]
