@@ -239,7 +239,7 @@ impl<'a> Context<'a> {
                 None => wait.unknown = true,
             }
             wait.soon = if nr == nr::POLL {
-                arg(2).is_some_and(|ms| short_ms(ms))
+                arg(2).is_some_and(short_ms)
             } else {
                 arg(2).is_some_and(|at| short_timespec(pid, at, 1_000_000_000))
             };
@@ -276,7 +276,7 @@ impl<'a> Context<'a> {
             wait.soon = if nr == libc::SYS_epoll_pwait2 {
                 arg(3).is_some_and(|at| short_timespec(pid, at, 1_000_000_000))
             } else {
-                arg(3).is_some_and(|ms| short_ms(ms))
+                arg(3).is_some_and(short_ms)
             };
         } else {
             // Any other sleep (open on a FIFO, flock, a slow filesystem...) is work.
