@@ -309,9 +309,10 @@ pub struct Idle {
     pub shims: usize,
 }
 
-/// Opens `n` idle `cat` sessions with `settle`, then closes 20 of them one by one and
-/// shuts the rest down.
-pub async fn idle(n: usize, settle: Settle) -> Result<Idle> {
+/// Opens `n` idle `cat` sessions with `settle` (with `screens`, each then asked for its
+/// screen, which starts its emulator), then closes 20 of them one by one and shuts the rest
+/// down.
+pub async fn idle(n: usize, settle: Settle, screens: bool) -> Result<Idle> {
     crate::sys::raise_nofile();
     let mut config = Config::default();
     config.max_sessions = n + 1;
@@ -327,14 +328,18 @@ pub async fn idle(n: usize, settle: Settle) -> Result<Idle> {
     let mut opens = Samples::default();
     for _ in 0..n {
         let start = Instant::now();
-        pty.open(
-            &owner,
-            OpenRequest::new("cat").settle(settle),
-            &CancellationToken::new(),
-        )
-        .await
-        .context("open")?;
+        let opened = pty
+            .open(
+                &owner,
+                OpenRequest::new("cat").settle(settle),
+                &CancellationToken::new(),
+            )
+            .await
+            .context("open")?;
         opens.push(start.elapsed());
+        if screens {
+            pty.screen(&owner, &opened.session_id)?;
+        }
     }
     let rss_kib = crate::sys::rss_kib();
     let threads = crate::sys::status_field("Threads");

@@ -18,6 +18,7 @@ mod mcp;
 mod raw;
 mod reads;
 mod report;
+mod screens;
 mod stats;
 mod sys;
 mod tmux;
@@ -70,6 +71,8 @@ enum Workload {
     Reads,
     /// The cost of one look at a foreground group.
     Looks,
+    /// `pty_screen` reads, and an agent's edit in vim.
+    Screens,
 }
 
 /// Counts for one run: the full figures of BENCHMARKS.md, or small ones for `--quick`.
@@ -176,6 +179,7 @@ async fn run(args: &Args) -> Result<()> {
         Workload::Close,
         Workload::Reads,
         Workload::Looks,
+        Workload::Screens,
     ];
     for workload in all {
         if !args.only.is_empty() && !args.only.contains(&workload) {
@@ -192,6 +196,7 @@ async fn run(args: &Args) -> Result<()> {
             Workload::Close => workloads::close(&plan, &mut report).await,
             Workload::Reads => reads::reads(&plan, &mut report).await,
             Workload::Looks => looks::looks(&plan, &mut report).await,
+            Workload::Screens => screens::screens(&plan, &mut report).await,
         };
         ran.with_context(|| format!("workload {workload:?}"))?;
     }

@@ -354,7 +354,11 @@ pub async fn bulk(plan: &Plan, report: &mut Report) -> Result<()> {
     let expected_bytes = seq_bytes(n);
     let mut raw_rates = Vec::new();
     let mut raw_cpus = Vec::new();
-    let mut runs = [Runs::new(Reading::Drained), Runs::new(Reading::Tailed)];
+    let mut runs = [
+        Runs::new(Reading::Drained, false),
+        Runs::new(Reading::Tailed, false),
+        Runs::new(Reading::Drained, true),
+    ];
     for rep in 0..plan.bulk_reps {
         eprintln!("   rep {}/{}", rep + 1, plan.bulk_reps);
         let drained = blocking(|| raw::read_loop(&["seq", "1", &n.to_string()]))?;
@@ -367,14 +371,22 @@ pub async fn bulk(plan: &Plan, report: &mut Report) -> Result<()> {
         raw_cpus.push(drained.cpu_secs);
         for Runs {
             reading,
+            screen,
             rates,
             hwms,
             problems,
             cpus,
         } in &mut runs
         {
+            // Clearing the screen first starts the session's emulator, which is then fed
+            // all of the output.
+            let command = if *screen {
+                format!("printf '\\033[2J'; {command}")
+            } else {
+                command.clone()
+            };
             let job = Job::Bulk {
-                command: command.clone(),
+                command,
                 tailed: *reading == Reading::Tailed,
             };
             let out: Measured<Bulk> = spawn_worker(&job).await?;
@@ -416,15 +428,19 @@ pub async fn bulk(plan: &Plan, report: &mut Report) -> Result<()> {
     );
     for Runs {
         reading,
+        screen,
         rates,
         hwms,
         problems,
         cpus,
     } in &runs
     {
-        let run = match reading {
-            Reading::Drained => "facade, drained (one open settles at exit, then a tail)",
-            Reading::Tailed => "facade, tailed (a tail of ≤ 100,000 lines every 5 ms)",
+        let run = match (reading, screen) {
+            (Reading::Drained, false) => "facade, drained (one open settles at exit, then a tail)",
+            (Reading::Tailed, _) => "facade, tailed (a tail of ≤ 100,000 lines every 5 ms)",
+            (Reading::Drained, true) => {
+                "facade, drained, the screen on (`printf '\\033[2J'` first starts the emulator)"
+            }
         };
         // Each run against the raw run just before it, then the median of those ratios:
         // the two of a pair see the machine in the same phase, and this VM's speed drifts
@@ -475,6 +491,8 @@ pub async fn bulk(plan: &Plan, report: &mut Report) -> Result<()> {
 /// The repeated runs of one way of reading a bulk workload.
 struct Runs {
     reading: Reading,
+    /// Whether the session's screen emulator runs.
+    screen: bool,
     /// MB/s of each run.
     rates: Vec<f64>,
     /// Peak RSS of each run's process, in KiB.
@@ -486,9 +504,10 @@ struct Runs {
 }
 
 impl Runs {
-    fn new(reading: Reading) -> Runs {
+    fn new(reading: Reading, screen: bool) -> Runs {
         Runs {
             reading,
+            screen,
             rates: Vec::new(),
             hwms: Vec::new(),
             problems: Vec::new(),
@@ -598,15 +617,22 @@ pub async fn idle(plan: &Plan, report: &mut Report) -> Result<()> {
         "",
         None,
     );
-    for settle_none in [false, true] {
-        let out: Measured<Idle> = spawn_worker(&Job::Idle { n, settle_none }).await?;
+    for (settle_none, screens) in [(false, false), (true, false), (false, true)] {
+        let out: Measured<Idle> = spawn_worker(&Job::Idle {
+            n,
+            settle_none,
+            screens,
+        })
+        .await?;
         let idle = out.result;
         let opens = Samples::from_ms(idle.opens.clone());
         let close_one = Samples::from_ms(idle.close_one.clone());
-        let run = if settle_none {
-            "facade, open with settle none (spawn only)"
-        } else {
-            "facade, open with default settle (until `cat` waits for input)"
+        let run = match (settle_none, screens) {
+            (true, _) => "facade, open with settle none (spawn only)",
+            (false, false) => "facade, open with default settle (until `cat` waits for input)",
+            (false, true) => {
+                "facade, open with default settle, then `screen` (every session holds an emulator)"
+            }
         };
         report.row(
             &name,
@@ -706,10 +732,22 @@ fn scratch(name: &str) -> Result<std::path::PathBuf> {
 /// A memory workload for a fresh process of the bench.
 #[derive(Debug, Serialize, Deserialize)]
 enum Job {
-    Bulk { command: String, tailed: bool },
-    Flood { bytes: u64, last_file: String },
-    Idle { n: usize, settle_none: bool },
-    IdleRaw { n: usize },
+    Bulk {
+        command: String,
+        tailed: bool,
+    },
+    Flood {
+        bytes: u64,
+        last_file: String,
+    },
+    Idle {
+        n: usize,
+        settle_none: bool,
+        screens: bool,
+    },
+    IdleRaw {
+        n: usize,
+    },
 }
 
 /// A worker's answer: its result, its whole process's peak RSS and CPU time.
@@ -779,13 +817,17 @@ pub async fn worker(job: &str) -> Result<()> {
             pty.shutdown().await;
             measured(result)?
         }
-        Job::Idle { n, settle_none } => {
+        Job::Idle {
+            n,
+            settle_none,
+            screens,
+        } => {
             let settle = if settle_none {
                 Settle::None
             } else {
                 Settle::Auto
             };
-            measured(facade::idle(n, settle).await?)?
+            measured(facade::idle(n, settle, screens).await?)?
         }
         Job::IdleRaw { n } => {
             let rss_before_kib = crate::sys::rss_kib();
