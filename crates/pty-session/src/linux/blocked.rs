@@ -85,29 +85,21 @@ mod nr {
     ];
     /// Waits that only the process itself, its threads or its children end: they make it
     /// wait neither for the person nor for the outside.
+    pub(super) const OWN: &[c_long] = &[
+        libc::SYS_futex,
+        libc::SYS_futex_waitv,
+        libc::SYS_wait4,
+        libc::SYS_waitid,
+        libc::SYS_nanosleep,
+        libc::SYS_clock_nanosleep,
+        PAUSE,
+        libc::SYS_rt_sigsuspend,
+        libc::SYS_rt_sigtimedwait,
+    ];
     #[cfg(target_arch = "x86_64")]
-    pub(super) const OWN: &[c_long] = &[
-        libc::SYS_futex,
-        libc::SYS_futex_waitv,
-        libc::SYS_wait4,
-        libc::SYS_waitid,
-        libc::SYS_nanosleep,
-        libc::SYS_clock_nanosleep,
-        libc::SYS_pause,
-        libc::SYS_rt_sigsuspend,
-        libc::SYS_rt_sigtimedwait,
-    ];
+    const PAUSE: c_long = libc::SYS_pause;
     #[cfg(not(target_arch = "x86_64"))]
-    pub(super) const OWN: &[c_long] = &[
-        libc::SYS_futex,
-        libc::SYS_futex_waitv,
-        libc::SYS_wait4,
-        libc::SYS_waitid,
-        libc::SYS_nanosleep,
-        libc::SYS_clock_nanosleep,
-        libc::SYS_rt_sigsuspend,
-        libc::SYS_rt_sigtimedwait,
-    ];
+    const PAUSE: c_long = -1;
     #[cfg(target_arch = "x86_64")]
     pub(super) const POLL: c_long = libc::SYS_poll;
     #[cfg(not(target_arch = "x86_64"))]
