@@ -122,10 +122,15 @@ await step(`${name} http`, async () => {
       else opened.push(r.structured?.sessionId);
     }
     checkError(label, "one session past the limit", limited || { text: "no limit reached" }, "SESSION_LIMIT");
+    // Each call starts an Inspector process of its own, which takes a second or more on a
+    // loaded machine: the server must not stop before the waiting call has reached it, so
+    // the wait before SIGTERM is three times what a whole call just took.
+    const started = Date.now();
     await alice.call("pty_close", { id: opened.pop() });
+    const oneCall = Date.now() - started;
     const catId = opened[0];
     const waiting = alice.call("pty_tail", { id: catId, settle: "quiet", quietMs: 600000, timeoutMs: 60000 });
-    await new Promise((r) => setTimeout(r, 1500));
+    await new Promise((r) => setTimeout(r, Math.max(1500, 3 * oneCall)));
     server.child.kill("SIGTERM");
     checkError(label, "a wait when the server stops", await waiting, "CANCELLED");
   } finally {
