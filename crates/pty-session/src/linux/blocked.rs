@@ -575,20 +575,23 @@ pub(crate) fn verdict(tasks: &[(i32, TaskWait)]) -> Verdict {
     }
     let mut any_terminal = false;
     let mut cannot_tell = false;
+    let mut any_soon = false;
     for (_, wait) in tasks {
         let peers_work = wait.peers.iter().any(|p| !waiting.contains(p));
         let elsewhere = wait.outside || peers_work;
-        if wait.unknown || wait.soon || (wait.terminal && elsewhere) {
-            cannot_tell = true;
-        } else if elsewhere {
+        if elsewhere && !wait.terminal {
             return Verdict::Working;
         }
+        cannot_tell |= wait.unknown || (wait.terminal && elsewhere);
+        any_soon |= wait.soon;
         any_terminal |= wait.terminal;
     }
-    match (cannot_tell, any_terminal) {
-        (true, _) => Verdict::CannotTell,
-        (false, true) => Verdict::Input,
-        (false, false) => Verdict::Working,
+    // A timer about to fire matters only where someone waits for the person: a group
+    // that polls with short timeouts and watches no terminal is simply working.
+    match (cannot_tell, any_terminal, any_soon) {
+        (true, _, _) | (false, true, true) => Verdict::CannotTell,
+        (false, true, false) => Verdict::Input,
+        (false, false, _) => Verdict::Working,
     }
 }
 
@@ -676,6 +679,28 @@ mod tests {
                     },
                 )],
                 Verdict::CannotTell,
+            ),
+            (
+                "curl: a socket, polled with a short timeout",
+                vec![(
+                    1,
+                    TaskWait {
+                        soon: true,
+                        ..wait(false, true, &[])
+                    },
+                )],
+                Verdict::Working,
+            ),
+            (
+                "a progress loop polling nothing with short timeouts",
+                vec![(
+                    1,
+                    TaskWait {
+                        soon: true,
+                        ..idle.clone()
+                    },
+                )],
+                Verdict::Working,
             ),
             (
                 "unreadable",
