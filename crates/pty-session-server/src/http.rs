@@ -71,7 +71,7 @@ pub struct HttpLimits {
 
 /// What the gate needs for every request.
 struct Gate {
-    tokens: Tokens,
+    tokens: Arc<Tokens>,
     service: PtyService,
     owners: Owners,
     /// The legacy MCP sessions and the principal that opened each.
@@ -127,6 +127,13 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
     let stop = CancellationToken::new();
     let stopping = Stopping::default();
     let owners = Owners::default();
+    let tokens = Arc::new(tokens);
+    let web = Arc::new(crate::web::Web::new(
+        tokens.clone(),
+        service.clone(),
+        owners.clone(),
+        stop.child_token(),
+    ));
     let gate = Arc::new(Gate {
         tokens,
         service: service.clone(),
@@ -162,7 +169,8 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
     };
     let app = axum::Router::new()
         .nest_service("/mcp", mcp)
-        .layer(axum::middleware::from_fn_with_state(gate.clone(), check));
+        .layer(axum::middleware::from_fn_with_state(gate.clone(), check))
+        .merge(crate::web::router(web));
 
     if let Some(timeout) = options.owner_idle_timeout {
         tokio::spawn(owners.dispose_idle(service.clone(), timeout, stop.clone()));
@@ -172,6 +180,7 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
         "at most {} connections; listening on http://{local}/mcp",
         connection_limits.max_connections
     );
+    tracing::info!("the web view for people is at http://{local}/");
 
     let connections = Connections::new(connection_limits);
     let accepting = CancellationToken::new();
@@ -477,7 +486,7 @@ fn mcp_session_id(headers: &HeaderMap) -> Option<String> {
 
 /// Whether an `Origin` (`scheme://host[:port]`) names this machine: `localhost`, a
 /// `*.localhost` name, or a loopback address. `null` and anything unparsable do not.
-fn is_loopback_origin(origin: &[u8]) -> bool {
+pub(crate) fn is_loopback_origin(origin: &[u8]) -> bool {
     let Ok(origin) = std::str::from_utf8(origin) else {
         return false;
     };

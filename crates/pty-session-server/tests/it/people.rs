@@ -1,0 +1,295 @@
+//! People beside the agent: `pty-session attach` and `ls` in a terminal of the test, and
+//! the web API's gate. The browser test is in `browser.rs`.
+
+use std::io::{Read as _, Write as _};
+use std::os::fd::OwnedFd;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use rustix::termios::{self, LocalModes, Termios, Winsize};
+use serde_json::json;
+use tokio::process::{Child, Command};
+
+use crate::support::*;
+
+const TOKEN: &str = "people-token-0123456789abcdef";
+
+/// A terminal of the test's own: the person's side of `attach`.
+struct Terminal {
+    controller: std::fs::File,
+    user: OwnedFd,
+    /// Everything `attach` wrote to it.
+    seen: Arc<Mutex<Vec<u8>>>,
+    reader: std::thread::JoinHandle<()>,
+}
+
+impl Terminal {
+    fn open(cols: u16, rows: u16) -> Terminal {
+        let size = Winsize {
+            ws_row: rows,
+            ws_col: cols,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        let pty = rustix_openpty::openpty(None, Some(&size)).expect("openpty");
+        let controller = std::fs::File::from(pty.controller);
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let reader = {
+            let mut controller = controller.try_clone().unwrap();
+            let seen = seen.clone();
+            // Ends with EIO once every descriptor of the user side is closed.
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = controller.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    seen.lock().unwrap().extend_from_slice(&buf[..n]);
+                }
+            })
+        };
+        Terminal {
+            controller,
+            user: pty.user,
+            seen,
+            reader,
+        }
+    }
+
+    fn modes(&self) -> Termios {
+        termios::tcgetattr(&self.user).unwrap()
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
+    }
+
+    fn type_keys(&mut self, keys: &[u8]) {
+        self.controller.write_all(keys).unwrap();
+    }
+
+    /// `pty-session attach` on this terminal (not its controlling one: SIGWINCH comes from
+    /// the test).
+    fn attach(&self, server: &HttpServer, token_file: &std::path::Path, id: &str) -> Child {
+        Command::new(BIN)
+            .args(["attach", "--url", &format!("http://{}", server.addr)])
+            .arg("--token-file")
+            .arg(token_file)
+            .arg(id)
+            .env_remove("PTY_SESSION_TOKEN")
+            .stdin(Stdio::from(self.user.try_clone().unwrap()))
+            .stdout(Stdio::from(self.user.try_clone().unwrap()))
+            .stderr(Stdio::from(self.user.try_clone().unwrap()))
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn pty-session attach")
+    }
+
+    async fn wait_for(&self, what: &str, needle: &str) {
+        let deadline = tokio::time::Instant::now() + DEADLINE;
+        while !self.text().contains(needle) {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the terminal never showed {what} ({needle:?}); it shows:\n{}",
+                self.text()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
+    fn close(self) -> String {
+        drop(self.user);
+        self.reader.join().unwrap();
+        String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
+    }
+}
+
+#[track_caller]
+fn assert_same_modes(before: &Termios, after: &Termios) {
+    assert_eq!(
+        before.local_modes, after.local_modes,
+        "local modes restored"
+    );
+    assert_eq!(
+        before.input_modes, after.input_modes,
+        "input modes restored"
+    );
+    assert_eq!(
+        before.output_modes, after.output_modes,
+        "output modes restored"
+    );
+    assert_eq!(
+        before.control_modes, after.control_modes,
+        "control modes restored"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_shows_output_types_keys_follows_the_window_and_detaches() {
+    let dir = scratch("attach");
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let agent = current_client(&server.url, TOKEN).await;
+    let (id, _pid) = open(&agent, json!({"command": "python3 -q"})).await;
+
+    // `ls` lists the token's session.
+    let listed = Command::new(BIN)
+        .args(["ls", "--url", &format!("http://{}", server.addr)])
+        .arg("--token-file")
+        .arg(&token_file)
+        .env_remove("PTY_SESSION_TOKEN")
+        .output()
+        .await
+        .unwrap();
+    let listing = String::from_utf8_lossy(&listed.stdout);
+    assert!(listed.status.success(), "ls: {listed:?}");
+    assert!(
+        listing
+            .lines()
+            .any(|l| l.starts_with(&id) && l.contains("python3 -q") && l.contains("yes")),
+        "ls shows the session at its prompt:\n{listing}"
+    );
+
+    let mut terminal = Terminal::open(100, 30);
+    let before = terminal.modes();
+    assert!(
+        before
+            .local_modes
+            .contains(LocalModes::ICANON | LocalModes::ECHO)
+    );
+    let mut attach = terminal.attach(&server, &token_file, &id);
+    terminal.wait_for("the prompt", ">>> ").await;
+    terminal.wait_for("the detach key", "Ctrl-] detaches").await;
+    let raw = terminal.modes();
+    assert!(
+        !raw.local_modes
+            .intersects(LocalModes::ICANON | LocalModes::ECHO),
+        "attach puts the terminal in raw mode: {:?}",
+        raw.local_modes
+    );
+
+    // The session follows the person's window, at once and on SIGWINCH.
+    wait_until("the window of the person", || async {
+        screen(&agent, &id).await["cols"] == 100
+    })
+    .await;
+    termios::tcsetwinsize(
+        &terminal.user,
+        Winsize {
+            ws_row: 25,
+            ws_col: 90,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        },
+    )
+    .unwrap();
+    signal(&attach, "WINCH");
+    wait_until("the new window", || async {
+        let s = screen(&agent, &id).await;
+        s["cols"] == 90 && s["rows"] == 25
+    })
+    .await;
+
+    // Keys reach the program; its output reaches the terminal.
+    terminal.type_keys(b"6*7\r");
+    terminal.wait_for("the answer", "42\r\n").await;
+
+    // Detach: attach exits, the terminal is as it was, the session runs on.
+    terminal.type_keys(&[0x1d]);
+    assert!(exit_success(&mut attach).await, "attach exits 0 on detach");
+    terminal.wait_for("the detach note", "keeps running").await;
+    assert_same_modes(&before, &terminal.modes());
+    let tail = call(&agent, "pty_tail", json!({"id": id})).await;
+    let tail = ok(&tail);
+    assert_eq!(tail["status"], "running", "{tail}");
+    assert!(
+        tail["text"].as_str().unwrap().contains("6*7\n42\n"),
+        "the agent sees the echoed line and the answer: {tail}"
+    );
+    let sent = call(&agent, "pty_send", json!({"id": id, "data": "1+1"})).await;
+    assert!(
+        ok(&sent)["delta"].as_str().unwrap().contains("1+1\n2\n"),
+        "the session still runs: {sent:?}"
+    );
+
+    // A signal ends attach too, and the terminal still comes back.
+    let mut attach = terminal.attach(&server, &token_file, &id);
+    terminal.wait_for("a second attach", "attached to").await;
+    wait_until("raw mode again", || async {
+        !terminal.modes().local_modes.contains(LocalModes::ICANON)
+    })
+    .await;
+    signal(&attach, "TERM");
+    assert!(exit_success(&mut attach).await, "attach exits 0 on SIGTERM");
+    assert_same_modes(&before, &terminal.modes());
+
+    // A wrong token: an error before the terminal is touched.
+    let wrong = dir.join("wrong");
+    std::fs::write(&wrong, "wrong-token-0123456789\n").unwrap();
+    let mut refused = terminal.attach(&server, &wrong, &id);
+    assert!(!exit_success(&mut refused).await, "a wrong token fails");
+    assert_same_modes(&before, &terminal.modes());
+
+    let seen = terminal.close();
+    assert!(seen.contains("401"), "the refusal says why:\n{seen}");
+    call(&agent, "pty_close", json!({"id": id})).await;
+    drop(agent);
+    signal(&server.child, "TERM");
+    assert!(exit_success(&mut server.child).await);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+async fn screen(agent: &Client, id: &str) -> serde_json::Value {
+    ok(&call(agent, "pty_screen", json!({"id": id})).await).clone()
+}
+
+/// Polls an async `condition` until it holds.
+async fn wait_until<F, Fut>(what: &str, mut condition: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while !condition().await {
+        assert!(tokio::time::Instant::now() < deadline, "never: {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_api_needs_the_token_and_a_loopback_origin_and_the_page_a_strict_policy() {
+    let server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let page = raw_request_to(server.addr, "GET", "/", &[], "").await;
+    assert_eq!(page.status, 200);
+    let policy = page.header("content-security-policy").unwrap_or_default();
+    assert!(
+        policy.contains("default-src 'self'") && policy.contains("script-src 'self';"),
+        "{policy}"
+    );
+    assert!(!page.body.contains("<script>"), "no inline script");
+    let none = raw_request_to(server.addr, "GET", "/api/sessions", &[], "").await;
+    assert_eq!(none.status, 401);
+    let bearer = format!("Bearer {TOKEN}");
+    let foreign = raw_request_to(
+        server.addr,
+        "GET",
+        "/api/sessions",
+        &[
+            ("Authorization", &bearer),
+            ("Origin", "https://evil.example"),
+        ],
+        "",
+    )
+    .await;
+    assert_eq!(foreign.status, 403);
+    let listed = raw_request_to(
+        server.addr,
+        "GET",
+        "/api/sessions",
+        &[("Authorization", &bearer)],
+        "",
+    )
+    .await;
+    assert_eq!((listed.status, listed.body.trim()), (200, "[]"));
+}
