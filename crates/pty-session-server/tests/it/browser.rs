@@ -130,7 +130,6 @@ async fn a_person_logs_in_watches_and_types_through_the_web_view() {
     let driven = tokio::time::timeout(
         DEADLINE * 4,
         Command::new("node")
-            .arg("--experimental-websocket")
             .arg(&script)
             .env("CDP_URL", &browser.devtools)
             .env("PAGE_URL", format!("http://{}/", server.addr))

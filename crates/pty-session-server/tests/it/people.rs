@@ -259,7 +259,14 @@ where
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_web_api_needs_the_token_and_a_loopback_origin_and_the_page_a_strict_policy() {
-    let server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let dir = scratch("web-api");
+    let alice = "alice-token-0123456789abcdef";
+    let bob = "bob-token-0123456789abcdef00";
+    let tokens = tokens_file(&dir, &[("alice", alice), ("bob", bob)]);
+    let mut server = http_server(&["--tokens", tokens.to_str().unwrap()], &[]).await;
+    let agent = legacy_client(&server.url, alice).await;
+    let (id, _) = open(&agent, json!({"command": "cat"})).await;
+
     let page = raw_request_to(server.addr, "GET", "/", &[], "").await;
     assert_eq!(page.status, 200);
     let policy = page.header("content-security-policy").unwrap_or_default();
@@ -270,26 +277,124 @@ async fn the_web_api_needs_the_token_and_a_loopback_origin_and_the_page_a_strict
     assert!(!page.body.contains("<script>"), "no inline script");
     let none = raw_request_to(server.addr, "GET", "/api/sessions", &[], "").await;
     assert_eq!(none.status, 401);
-    let bearer = format!("Bearer {TOKEN}");
-    let foreign = raw_request_to(
-        server.addr,
-        "GET",
-        "/api/sessions",
-        &[
-            ("Authorization", &bearer),
-            ("Origin", "https://evil.example"),
-        ],
-        "",
-    )
-    .await;
-    assert_eq!(foreign.status, 403);
-    let listed = raw_request_to(
-        server.addr,
-        "GET",
-        "/api/sessions",
-        &[("Authorization", &bearer)],
-        "",
-    )
-    .await;
-    assert_eq!((listed.status, listed.body.trim()), (200, "[]"));
+    let list = |token: &str, origin: Option<&str>| {
+        let bearer = format!("Bearer {token}");
+        let addr = server.addr;
+        let origin = origin.map(str::to_owned);
+        async move {
+            let mut headers = vec![("Authorization", bearer.as_str())];
+            if let Some(origin) = &origin {
+                headers.push(("Origin", origin.as_str()));
+            }
+            raw_request_to(addr, "GET", "/api/sessions", &headers, "").await
+        }
+    };
+    assert_eq!(list(alice, Some("https://evil.example")).await.status, 403);
+    // Alice's session, opened in an MCP session of hers, is hers alone.
+    let mine = list(alice, Some("http://127.0.0.1:1")).await;
+    assert_eq!(mine.status, 200);
+    let mine: serde_json::Value = serde_json::from_str(&mine.body).unwrap();
+    assert_eq!(mine[0]["id"], id.as_str(), "{mine}");
+    assert_eq!(mine[0]["command"], "cat");
+    let theirs = list(bob, None).await;
+    assert_eq!((theirs.status, theirs.body.trim()), (200, "[]"));
+
+    // Streams: Bob cannot watch it; a wrong first message is refused with 4401.
+    let stream_url = format!("ws://{}/api/sessions/{id}/stream", server.addr);
+    let first = |token: &str| {
+        let (url, token) = (stream_url.clone(), token.to_owned());
+        async move {
+            use futures_util::{SinkExt as _, StreamExt as _};
+            use tokio_tungstenite::tungstenite::Message;
+            let (mut socket, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+            socket
+                .send(Message::Text(json!({"token": token}).to_string().into()))
+                .await
+                .unwrap();
+            let mut seen = Vec::new();
+            while let Ok(Some(Ok(message))) = tokio::time::timeout(DEADLINE, socket.next()).await {
+                let done = matches!(message, Message::Close(_) | Message::Binary(_));
+                seen.push(format!("{message:?}"));
+                if done {
+                    break;
+                }
+            }
+            seen.join("\n")
+        }
+    };
+    let wrong = first("wrong-token-0123456789").await;
+    assert!(
+        wrong.contains("4401") || wrong.contains("Unauthorized"),
+        "{wrong}"
+    );
+    let foreign = first(bob).await;
+    assert!(
+        foreign.contains("NOT_FOUND") && foreign.contains("4404"),
+        "{foreign}"
+    );
+    let own = first(alice).await;
+    assert!(own.contains("hello") && own.contains("Binary"), "{own}");
+    assert!(!server.log().contains(alice), "no token in the log");
+
+    drop(agent);
+    signal(&server.child, "TERM");
+    assert!(exit_success(&mut server.child).await);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A viewer's key, through the WebSocket to `cat` and its echo back: the round trip that
+/// bounds how long a keystroke takes to reach the program. Loose bound (a shared CI
+/// machine); the measured median is printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_viewers_keys_reach_the_program_promptly() {
+    use futures_util::{SinkExt as _, StreamExt as _};
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+
+    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let agent = current_client(&server.url, TOKEN).await;
+    let (id, _) = open(&agent, json!({"command": "stty -echo; exec cat"})).await;
+    let mut request = format!("ws://{}/api/sessions/{id}/stream", server.addr)
+        .into_client_request()
+        .unwrap();
+    request
+        .headers_mut()
+        .insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    // The hello and the recent lines.
+    for _ in 0..2 {
+        socket.next().await.unwrap().unwrap();
+    }
+    let mut round_trips = Vec::new();
+    for i in 0..50u32 {
+        let key = format!("{}\r", i % 10);
+        let start = std::time::Instant::now();
+        socket
+            .send(Message::Binary(key.clone().into_bytes().into()))
+            .await
+            .unwrap();
+        // cat writes the line back once the line discipline hands it over.
+        let mut got = Vec::new();
+        while !got.ends_with(b"\r\n") {
+            match tokio::time::timeout(DEADLINE, socket.next()).await {
+                Ok(Some(Ok(Message::Binary(bytes)))) => got.extend_from_slice(&bytes),
+                Ok(Some(Ok(_))) => {}
+                other => panic!("no echo of key {i}: {other:?}"),
+            }
+        }
+        round_trips.push(start.elapsed());
+        assert_eq!(String::from_utf8_lossy(&got), format!("{}\r\n", i % 10));
+    }
+    round_trips.sort();
+    let p50 = round_trips[round_trips.len() / 2];
+    eprintln!(
+        "viewer key -> cat -> viewer: p50 {p50:?}, p90 {:?}",
+        round_trips[round_trips.len() * 9 / 10]
+    );
+    assert!(p50 < std::time::Duration::from_millis(100), "p50 {p50:?}");
+    drop(socket);
+    call(&agent, "pty_close", json!({"id": id})).await;
+    drop(agent);
+    signal(&server.child, "TERM");
+    assert!(exit_success(&mut server.child).await);
 }
