@@ -128,11 +128,14 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
     let stopping = Stopping::default();
     let owners = Owners::default();
     let tokens = Arc::new(tokens);
+    // The web view's live lists and terminal streams end with the tool calls, first:
+    // they would otherwise hold their connections open through the graceful close.
+    let web_stop = CancellationToken::new();
     let web = Arc::new(crate::web::Web::new(
         tokens.clone(),
         service.clone(),
         owners.clone(),
-        stop.child_token(),
+        web_stop.clone(),
     ));
     let gate = Arc::new(Gate {
         tokens,
@@ -193,6 +196,7 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
     // Calls in flight end with CANCELLED and their replies go out; then the connections
     // close as their responses end, and rmcp's streams (the SSE of MCP sessions) end.
     stopping.stop();
+    web_stop.cancel();
     if tokio::time::timeout(Duration::from_secs(5), stopping.calls_ended())
         .await
         .is_err()
