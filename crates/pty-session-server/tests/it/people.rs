@@ -398,3 +398,50 @@ async fn a_viewers_keys_reach_the_program_promptly() {
     signal(&server.child, "TERM");
     assert!(exit_success(&mut server.child).await);
 }
+
+/// A viewer who comes while a full-screen program runs starts from its screen, not from
+/// lines the program has long drawn over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_viewer_of_a_full_screen_program_starts_from_its_screen() {
+    use futures_util::StreamExt as _;
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+
+    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let agent = current_client(&server.url, TOKEN).await;
+    let program = r#"printf 'before\n\033[?1049h\033[H\033[2Jtop row\033[5;3Hfifth row'; sleep 60"#;
+    let (id, _) = open(
+        &agent,
+        json!({"command": program, "settle": "quiet", "quietMs": 300}),
+    )
+    .await;
+    let mut request = format!("ws://{}/api/sessions/{id}/stream", server.addr)
+        .into_client_request()
+        .unwrap();
+    request
+        .headers_mut()
+        .insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let hello = socket.next().await.unwrap().unwrap();
+    assert!(matches!(hello, Message::Text(_)), "{hello:?}");
+    let Message::Binary(first) = socket.next().await.unwrap().unwrap() else {
+        panic!("the screen comes as one binary message")
+    };
+    // Drawn on a fresh terminal, the first message shows what the window shows.
+    let mut parser = vt100::Parser::new(40, 120, 0);
+    parser.process(&first);
+    let contents = parser.screen().contents();
+    assert!(
+        parser.screen().alternate_screen(),
+        "the alternate screen is on"
+    );
+    assert!(contents.starts_with("top row\n"), "{contents:?}");
+    assert!(contents.contains("\n\n\n\n  fifth row"), "{contents:?}");
+    assert!(!contents.contains("before"), "{contents:?}");
+    assert_eq!(parser.screen().cursor_position(), (4, 11));
+    drop(socket);
+    call(&agent, "pty_close", json!({"id": id})).await;
+    drop(agent);
+    signal(&server.child, "TERM");
+    assert!(exit_success(&mut server.child).await);
+}

@@ -181,6 +181,14 @@ const shown = await evaluate(screenText);
 if (shown.includes(SECRET)) throw new Error("the page echoed the password");
 step("password typed", { promptBadge: badge, screen: shown.trimEnd() });
 
+// 9. The program exited: the list says so by itself, and the badge is gone.
+await evaluate("document.getElementById('back').click()");
+const exited = await waitFor("the exit in the list", `(() => {
+  const row = document.querySelector('tr[data-id="${PASSWORD_ID}"]');
+  return row && row.innerText.includes('exit code 0') && !row.querySelector('.badge') && row.innerText.replace(/\\s+/g, ' ').trim();
+})()`);
+step("list updated", { row: exited });
+
 await send("Target.closeTarget", { targetId });
 cdp.close();
 console.log(JSON.stringify({ ok: true }));
