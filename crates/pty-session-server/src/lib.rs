@@ -14,8 +14,10 @@
 //!   [`connections`]: HTTP connections under a cap; [`mcp_sessions`]: legacy MCP
 //!   sessions per token, capped and expired.
 //! - [`web`]: the web view and the API beside `/mcp` for people; [`attach`]: the
-//!   `attach` and `ls` commands, its clients in a person's own terminal.
+//!   `attach` and `ls` commands, its clients in a person's own terminal; [`app`]: the
+//!   MCP App, the same terminal inline in a chat host.
 
+pub mod app;
 pub mod attach;
 pub mod auth;
 pub mod cli;
