@@ -445,3 +445,107 @@ async fn a_viewer_of_a_full_screen_program_starts_from_its_screen() {
     signal(&server.child, "TERM");
     assert!(exit_success(&mut server.child).await);
 }
+
+/// A flood of output to a viewer that reads nothing is skipped, not buffered: the
+/// server's memory stays bounded and the viewer learns what it missed. The flood's time
+/// unwatched and with a reading viewer, and the sizes, are printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_skips_a_stalled_viewer_and_memory_stays_bounded() {
+    use futures_util::StreamExt as _;
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+
+    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let server_pid = server.child.id().unwrap();
+    let agent = current_client(&server.url, TOKEN).await;
+    let connect = |id: String| {
+        let addr = server.addr;
+        async move {
+            let mut request = format!("ws://{addr}/api/sessions/{id}/stream")
+                .into_client_request()
+                .unwrap();
+            request
+                .headers_mut()
+                .insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+            // A small receive buffer, so that a viewer that reads nothing stalls soon.
+            let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+                .read_buffer_size(4096);
+            let (socket, _) =
+                tokio_tungstenite::connect_async_with_config(request, Some(config), false)
+                    .await
+                    .unwrap();
+            socket
+        }
+    };
+    let flood =
+        |lines: u32| json!({"command": format!("sleep 0.5; seq 1 {lines}"), "timeoutMs": 120000});
+    const LINES: u32 = 2_000_000;
+
+    // Unwatched.
+    let started = std::time::Instant::now();
+    let (alone, _) = open(&agent, flood(LINES)).await;
+    let unwatched = started.elapsed();
+
+    // Watched by one that keeps up.
+    let (id, _) = open(
+        &agent,
+        json!({"command": "sleep 1; seq 1 2000000", "timeoutMs": 100}),
+    )
+    .await;
+    let mut reader = connect(id.clone()).await;
+    let started = std::time::Instant::now();
+    let read = tokio::spawn(async move {
+        let (mut bytes, mut skips) = (0usize, 0u32);
+        while let Some(Ok(message)) = reader.next().await {
+            match message {
+                Message::Binary(chunk) => bytes += chunk.len(),
+                Message::Text(text) if text.contains("ended") => break,
+                Message::Text(text) if text.contains("skipped") => skips += 1,
+                _ => {}
+            }
+        }
+        (bytes, skips)
+    });
+    let done = call(&agent, "pty_tail", json!({"id": id, "timeoutMs": 120000})).await;
+    assert_eq!(ok(&done)["status"], "exited");
+    let watched = started.elapsed();
+    let (viewed, skips) = tokio::time::timeout(DEADLINE, read).await.unwrap().unwrap();
+    assert!(viewed > 0, "the viewer saw the flood");
+
+    // Watched by one that reads nothing until the end.
+    let rss_before = rss_kib(server_pid);
+    let (id, _) = open(
+        &agent,
+        json!({"command": "sleep 1; seq 1 2000000", "timeoutMs": 100}),
+    )
+    .await;
+    let mut stalled = connect(id.clone()).await;
+    let done = call(&agent, "pty_tail", json!({"id": id, "timeoutMs": 120000})).await;
+    assert_eq!(ok(&done)["status"], "exited");
+    let rss_after = rss_kib(server_pid);
+    let mut skipped = false;
+    while let Ok(Some(Ok(message))) = tokio::time::timeout(DEADLINE, stalled.next()).await {
+        if let Message::Text(text) = &message {
+            skipped |= text.contains("skipped");
+            if text.contains("ended") {
+                break;
+            }
+        }
+    }
+    eprintln!(
+        "seq 1 {LINES}: unwatched {unwatched:?}, with a reading viewer {watched:?} \
+         ({viewed} bytes viewed, {skips} skips); server RSS {rss_before} KiB -> {rss_after} KiB around a \
+         stalled viewer"
+    );
+    assert!(skipped, "the stalled viewer was told what it missed");
+    assert!(
+        rss_after < rss_before + 64 * 1024,
+        "a stalled viewer is not buffered for: {rss_before} KiB -> {rss_after} KiB"
+    );
+    for id in [alone, id] {
+        call(&agent, "pty_close", json!({"id": id})).await;
+    }
+    drop(agent);
+    signal(&server.child, "TERM");
+    assert!(exit_success(&mut server.child).await);
+}
