@@ -24,7 +24,9 @@ use crate::config::{ConfigArgs, ServeFlags};
     after_help = "Examples:\n  \
                   pty-session mcp                      # for an agent that starts its MCP servers itself\n  \
                   pty-session serve                    # http://127.0.0.1:7717/mcp, token in a 0600 file\n  \
-                  PTY_SESSION_TOKEN=... pty-session serve --listen 0.0.0.0:7717\n\n\
+                  PTY_SESSION_TOKEN=... pty-session serve --listen 0.0.0.0:7717\n  \
+                  pty-session ls                       # your token's sessions on that server\n  \
+                  pty-session attach p7k2m9q4          # watch and type in one; Ctrl-] detaches\n\n\
                   Logs go to stderr; set RUST_LOG (e.g. RUST_LOG=debug) for more."
 )]
 pub struct Cli {
@@ -70,6 +72,44 @@ pub enum Command {
         #[command(flatten)]
         limits: ServeFlags,
     },
+    /// List the sessions of your token on a running `pty-session serve`
+    #[command(
+        long_about = "List the sessions of your token on a running `pty-session serve`: \
+                      those opened with the token and with its MCP sessions, each with its \
+                      status, age, unread lines and whether it waits at a prompt."
+    )]
+    Ls {
+        #[command(flatten)]
+        remote: RemoteArgs,
+    },
+    /// Attach this terminal to a session on a running `pty-session serve`; Ctrl-] detaches
+    #[command(
+        long_about = "Attach this terminal to a session on a running `pty-session serve`, as \
+                      the web view does in a browser: you see what the program writes and \
+                      your keys go to it (they are never recorded, and reach an agent only if \
+                      the program echoes them; a password prompt does not). The session \
+                      follows your window's size.\n\n\
+                      Press Ctrl-] to detach: the session keeps running. The terminal is put \
+                      back as it was on every way out, SIGTERM, SIGINT and SIGHUP included."
+    )]
+    Attach {
+        #[command(flatten)]
+        remote: RemoteArgs,
+        /// The session's id (see `pty-session ls`)
+        id: String,
+    },
+}
+
+/// How `ls` and `attach` reach the server.
+#[derive(Debug, clap::Args)]
+pub struct RemoteArgs {
+    /// The server's address
+    #[arg(long, value_name = "URL", default_value = crate::attach::DEFAULT_URL)]
+    pub url: String,
+    /// A file holding the token [default: $PTY_SESSION_TOKEN, else the token file a
+    /// `serve` on the URL's port generated]
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]

@@ -278,7 +278,10 @@ impl Connections {
         let stop = stop.clone();
         let table = self.table.clone();
         self.tasks.spawn(async move {
-            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            // With upgrades: the web view's terminal streams are WebSockets.
+            let connection = builder
+                .serve_connection(TokioIo::new(stream), service)
+                .with_upgrades();
             let mut connection = std::pin::pin!(connection);
             let result = tokio::select! {
                 result = connection.as_mut() => Some(result),

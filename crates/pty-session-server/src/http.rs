@@ -71,7 +71,7 @@ pub struct HttpLimits {
 
 /// What the gate needs for every request.
 struct Gate {
-    tokens: Tokens,
+    tokens: Arc<Tokens>,
     service: PtyService,
     owners: Owners,
     /// The legacy MCP sessions and the principal that opened each.
@@ -127,6 +127,16 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
     let stop = CancellationToken::new();
     let stopping = Stopping::default();
     let owners = Owners::default();
+    let tokens = Arc::new(tokens);
+    // The web view's live lists and terminal streams end with the tool calls, first:
+    // they would otherwise hold their connections open through the graceful close.
+    let web_stop = CancellationToken::new();
+    let web = Arc::new(crate::web::Web::new(
+        tokens.clone(),
+        service.clone(),
+        owners.clone(),
+        web_stop.clone(),
+    ));
     let gate = Arc::new(Gate {
         tokens,
         service: service.clone(),
@@ -162,7 +172,8 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
     };
     let app = axum::Router::new()
         .nest_service("/mcp", mcp)
-        .layer(axum::middleware::from_fn_with_state(gate.clone(), check));
+        .layer(axum::middleware::from_fn_with_state(gate.clone(), check))
+        .merge(crate::web::router(web));
 
     if let Some(timeout) = options.owner_idle_timeout {
         tokio::spawn(owners.dispose_idle(service.clone(), timeout, stop.clone()));
@@ -172,6 +183,7 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
         "at most {} connections; listening on http://{local}/mcp",
         connection_limits.max_connections
     );
+    tracing::info!("the web view for people is at http://{local}/");
 
     let connections = Connections::new(connection_limits);
     let accepting = CancellationToken::new();
@@ -184,6 +196,7 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
     // Calls in flight end with CANCELLED and their replies go out; then the connections
     // close as their responses end, and rmcp's streams (the SSE of MCP sessions) end.
     stopping.stop();
+    web_stop.cancel();
     if tokio::time::timeout(Duration::from_secs(5), stopping.calls_ended())
         .await
         .is_err()
@@ -477,7 +490,7 @@ fn mcp_session_id(headers: &HeaderMap) -> Option<String> {
 
 /// Whether an `Origin` (`scheme://host[:port]`) names this machine: `localhost`, a
 /// `*.localhost` name, or a loopback address. `null` and anything unparsable do not.
-fn is_loopback_origin(origin: &[u8]) -> bool {
+pub(crate) fn is_loopback_origin(origin: &[u8]) -> bool {
     let Ok(origin) = std::str::from_utf8(origin) else {
         return false;
     };

@@ -13,7 +13,12 @@
 //!   the lines of stdio, parse errors answered and requests in flight bounded;
 //!   [`connections`]: HTTP connections under a cap; [`mcp_sessions`]: legacy MCP
 //!   sessions per token, capped and expired.
+//! - [`web`]: the web view and the API beside `/mcp` for people; [`attach`]: the
+//!   `attach` and `ls` commands, its clients in a person's own terminal; [`app`]: the
+//!   MCP App, the same terminal inline in a chat host.
 
+pub mod app;
+pub mod attach;
 pub mod auth;
 pub mod cli;
 pub mod config;
@@ -26,6 +31,7 @@ pub mod reply;
 pub mod stdio;
 pub mod stdio_framing;
 pub mod tools;
+pub mod web;
 pub mod wire;
 
 /// Waits for SIGTERM or SIGINT and names the one that came.

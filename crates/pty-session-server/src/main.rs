@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::Parser as _;
 use pty_session::PtyService;
+use pty_session_server::attach::{self, Remote};
 use pty_session_server::cli::{Cli, Command};
 use pty_session_server::http::ServeOptions;
 use pty_session_server::{http, stdio};
@@ -19,6 +20,7 @@ fn main() -> ExitCode {
     let default_filter = match cli.command {
         Command::Mcp { .. } => "warn",
         Command::Serve { .. } => "warn,pty_session_server=info",
+        Command::Ls { .. } | Command::Attach { .. } => "warn",
     };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -72,6 +74,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     limits: settings.http,
                 };
                 http::serve(PtyService::new(settings.service), options).await
+            }
+            Command::Ls { remote } => {
+                let remote = Remote::new(&remote.url, remote.token_file.as_deref())?;
+                attach::ls(&remote).await
+            }
+            Command::Attach { remote, id } => {
+                let remote = Remote::new(&remote.url, remote.token_file.as_deref())?;
+                attach::attach(&remote, &id).await
             }
         }
     });

@@ -123,6 +123,23 @@ impl Owners {
         }
     }
 
+    /// Every owner of `principal`'s token that may hold sessions: the token's own owner
+    /// and one per MCP session of the token seen so far. An owner leaves this registry
+    /// only when its sessions are disposed, so none of the token's sessions is missed.
+    pub fn of_principal(&self, principal: &Principal) -> Vec<Owner> {
+        let plain = http_owner(principal, None);
+        let narrower = format!("{}/", plain.as_str());
+        let activity = self.activity.lock().expect("owners lock");
+        let mut owners: Vec<Owner> = activity
+            .keys()
+            .filter(|owner| owner.as_str().starts_with(&narrower))
+            .cloned()
+            .collect();
+        owners.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+        owners.insert(0, plain);
+        owners
+    }
+
     /// Forgets `owner`, e.g. because its MCP session was deleted.
     pub fn forget(&self, owner: &Owner) {
         self.activity.lock().expect("owners lock").remove(owner);
@@ -183,6 +200,33 @@ mod tests {
         owners.end(&a);
         assert!(owners.take_idle(Duration::from_secs(3600)).is_empty());
         assert_eq!(owners.take_idle(Duration::ZERO), vec![a]);
+    }
+
+    #[test]
+    fn a_token_sees_its_owners_only() {
+        let owners = Owners::default();
+        let alice = Principal("alice".into());
+        for owner in [
+            http_owner(&alice, Some("u-2")),
+            http_owner(&Principal("alice2".into()), None),
+            http_owner(&Principal("alice2".into()), Some("u-1")),
+            http_owner(&alice, Some("u-1")),
+        ] {
+            owners.begin(&owner);
+        }
+        let seen: Vec<String> = owners
+            .of_principal(&alice)
+            .iter()
+            .map(|o| o.as_str().to_owned())
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                "token:alice",
+                "token:alice/mcp-session:u-1",
+                "token:alice/mcp-session:u-2"
+            ]
+        );
     }
 
     #[test]

@@ -82,7 +82,8 @@ impl PtyTools {
     #[tool(
         input_schema = wire::input_schema::<OpenArgs>(),
         output_schema = wire::output_schema::<OpenResult>(),
-        annotations(destructive_hint = false, open_world_hint = true)
+        annotations(destructive_hint = false, open_world_hint = true),
+        meta = crate::app::tool_meta()
     )]
     async fn pty_open(
         &self,
@@ -154,7 +155,8 @@ impl PtyTools {
     #[tool(
         input_schema = wire::input_schema::<ScreenArgs>(),
         output_schema = wire::output_schema::<ScreenResult>(),
-        annotations(read_only_hint = true, open_world_hint = false)
+        annotations(read_only_hint = true, open_world_hint = false),
+        meta = crate::app::tool_meta()
     )]
     async fn pty_screen(
         &self,
@@ -201,18 +203,60 @@ impl PtyTools {
     }
 }
 
-#[tool_handler(
-    router = PtyTools::router(),
-    name = "pty-session",
-    instructions = "Interactive processes on pseudo-terminals. pty_open starts one (a shell, \
+/// What the server tells a client at `initialize`: its tools, and the one resource of its
+/// MCP App ([`crate::app`]).
+const INSTRUCTIONS: &str = "Interactive processes on pseudo-terminals. pty_open starts one (a shell, \
                     python, gdb, ssh, psql) and returns its sessionId; pty_send types into it and \
                     returns the new output once it settled; pty_tail reads output without typing \
                     (or re-reads with from, or waits with until); pty_list lists your sessions; \
                     pty_screen shows the terminal window (for vim, less, htop, top); \
                     pty_close kills it. Each output line is delivered once; `pending` is the \
-                    unfinished last line, usually the prompt the program waits at."
-)]
-impl ServerHandler for PtyTools {}
+                    unfinished last line, usually the prompt the program waits at.";
+
+#[tool_handler(router = PtyTools::router())]
+impl ServerHandler for PtyTools {
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        rmcp::model::ServerConfig::new(
+            rmcp::model::ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(rmcp::model::Implementation::new(
+            "pty-session",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(INSTRUCTIONS.to_string())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
+        Ok(rmcp::model::ListResourcesResult::with_all_items(vec![
+            crate::app::resource(),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        match crate::app::read(&request.uri) {
+            Some(result) => Ok(result.into()),
+            None => Err(ErrorData::resource_not_found(
+                format!(
+                    "no resource {:?}; the one resource is {}",
+                    request.uri,
+                    crate::app::URI
+                ),
+                None,
+            )),
+        }
+    }
+}
 
 /// The calls behind the tools, by owner. Public so that tests can drive a call with a
 /// token they control (a cancelled request gets no response over MCP).

@@ -317,7 +317,7 @@ impl PtyService {
             rows,
             env: &header_env,
         };
-        let tap = Tap::new(self.recorder(&header), cols, rows);
+        let tap = Tap::new(self.recorder(&header));
         let window = (cols, rows);
         let session = Session::start(
             id.clone(),

@@ -21,17 +21,15 @@ const LIVE_CHUNKS: usize = 64;
 pub(crate) struct Tap {
     recorder: Option<Recorder>,
     live: Option<broadcast::Sender<Arc<[u8]>>>,
-    /// The window (cols, rows) that watchers draw.
-    pub(crate) window: (u16, u16),
 }
 
 impl Tap {
-    /// A tap for a window of `cols`×`rows`, recording into `recorder` if any.
-    pub(crate) fn new(recorder: Option<Recorder>, cols: u16, rows: u16) -> Tap {
+    /// A tap recording into `recorder` if any. Watchers learn the window from the
+    /// session's state, which follows every resize.
+    pub(crate) fn new(recorder: Option<Recorder>) -> Tap {
         Tap {
             recorder,
             live: None,
-            window: (cols, rows),
         }
     }
 

@@ -87,7 +87,8 @@ impl PtyService {
         } else {
             state.tap.subscribe()
         };
-        let (cols, rows) = state.tap.window;
+        // The window now, which a resize since the open may have changed.
+        let (cols, rows) = state.window.size();
         Ok(Watch {
             recent,
             cols,
@@ -128,5 +129,47 @@ impl PtyService {
             .map_err(|err| {
                 crate::service::write_error(&session, id, err, bytes.len(), PERSON_WRITE_TIMEOUT)
             })
+    }
+
+    /// Resizes `owner`'s session `id` to the window of the person watching it (their own
+    /// terminal's size): the kernel tells the program with SIGWINCH, and the renderer and
+    /// the screen follow. It waits for a send in flight, as a send's own resize does, but
+    /// for no settle, and it moves no read cursor.
+    ///
+    /// Fails with [`Error::NotRunning`] once the process exited, and with
+    /// [`Error::InvalidArgument`] for a size of 0 or past 1,000.
+    pub async fn person_resize(
+        &self,
+        owner: &Owner,
+        id: &SessionId,
+        cols: u16,
+        rows: u16,
+    ) -> Result<()> {
+        for (name, value) in [("cols", cols), ("rows", rows)] {
+            if value == 0 || u64::from(value) > limits::MAX_WINDOW {
+                return Err(Error::invalid(
+                    name,
+                    format!("is {value}; give 1 to {}", limits::MAX_WINDOW),
+                ));
+            }
+        }
+        let session = self.session(owner, id)?;
+        let _turn = session.write_lock.lock().await;
+        if let Status::Exited(exit) = session.state().status() {
+            return Err(Error::NotRunning {
+                id: id.clone(),
+                status: exit.to_string(),
+            });
+        }
+        crate::pty::resize(session.master.get_ref(), cols, rows).map_err(|err| {
+            Error::NotRunning {
+                id: id.clone(),
+                status: format!("its terminal cannot be resized ({err})"),
+            }
+        })?;
+        let mut state = session.state();
+        state.window.resize(cols, rows);
+        state.renderer.resize(rows);
+        Ok(())
     }
 }

@@ -3,6 +3,7 @@
 
 mod abuse;
 mod auth;
+mod browser;
 mod budgets;
 mod cancel;
 mod cli;
@@ -11,6 +12,7 @@ mod faults;
 mod lifecycle;
 mod listing;
 mod owners;
+mod people;
 mod progress;
 mod recordings;
 mod replies;

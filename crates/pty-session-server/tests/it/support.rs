@@ -341,8 +341,19 @@ pub async fn raw_request(
     headers: &[(&str, &str)],
     body: &str,
 ) -> RawResponse {
+    raw_request_to(addr, method, "/mcp", headers, body).await
+}
+
+/// Sends `method path` with `headers` and `body`, by hand.
+pub async fn raw_request_to(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> RawResponse {
     let mut request = format!(
-        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
     );

@@ -1,0 +1,362 @@
+//! `pty-session ls` and `pty-session attach`: a person's own terminal as a client of a
+//! running `pty-session serve`, through the API of [`crate::web`].
+//!
+//! `attach` puts the terminal in raw mode and restores it on every way out: a detach,
+//! the session's end, a lost connection, an error, SIGTERM, SIGINT or SIGHUP (handled,
+//! not fatal), and a panic (the guard's `Drop` runs as the stack unwinds). Only SIGKILL
+//! leaves it raw, as it does for every program; `reset` repairs that.
+
+use std::io::{IsTerminal as _, Read as _, Write as _};
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context as _, bail};
+use futures_util::{SinkExt as _, StreamExt as _};
+use http_body_util::BodyExt as _;
+use hyper_util::rt::TokioIo;
+use rustix::termios::{self, OptionalActions, Termios};
+use serde::Deserialize;
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+
+use crate::auth;
+
+/// The key that detaches: Ctrl-] (as in telnet), a byte that programs rarely need.
+pub const DETACH_KEY: u8 = 0x1d;
+
+/// Where the server is and the token to show it.
+pub struct Remote {
+    /// `host:port`.
+    authority: String,
+    token: String,
+}
+
+impl Remote {
+    /// The server at `url` (`http://host[:port]`), with the token of `token_file`, else of
+    /// `PTY_SESSION_TOKEN`, else of the file where `serve` writes a generated token.
+    pub fn new(url: &str, token_file: Option<&Path>) -> anyhow::Result<Remote> {
+        let Some(rest) = url.strip_prefix("http://") else {
+            bail!("--url must be http://HOST[:PORT] (attach and ls speak plain HTTP), not {url:?}");
+        };
+        let authority = rest.split('/').next().unwrap_or_default();
+        if authority.is_empty() {
+            bail!("--url {url:?} names no host");
+        }
+        let (authority, port) = match authority.rsplit_once(':') {
+            Some((_, port)) if !authority.ends_with(']') => {
+                let port: u16 = port
+                    .parse()
+                    .with_context(|| format!("bad port in --url {url:?}"))?;
+                (authority.to_owned(), port)
+            }
+            _ => (format!("{authority}:80"), 80),
+        };
+        let token = match token_file {
+            Some(path) => read_token(path)?,
+            None => match std::env::var(auth::TOKEN_ENV) {
+                Ok(token) if !token.trim().is_empty() => token.trim().to_owned(),
+                _ => {
+                    let path = auth::default_token_path(port);
+                    read_token(&path).with_context(|| {
+                        format!(
+                            "no token: give --token-file FILE or set {}; the token a `serve` \
+                             on port {port} generated would be in {}",
+                            auth::TOKEN_ENV,
+                            path.display()
+                        )
+                    })?
+                }
+            },
+        };
+        Ok(Remote { authority, token })
+    }
+
+    fn bearer(&self) -> String {
+        format!("Bearer {}", self.token)
+    }
+}
+
+fn read_token(path: &Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the token file {}", path.display()))?;
+    let token = text.trim();
+    if token.is_empty() {
+        bail!("the token file {} is empty", path.display());
+    }
+    Ok(token.to_owned())
+}
+
+/// A session as `GET /api/sessions` lists it (see [`crate::web::WebSession`]).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListedSession {
+    pub id: String,
+    pub command: String,
+    pub status: String,
+    pub started_at_ms: u64,
+    pub unread_lines: u64,
+    pub prompt_pending: bool,
+}
+
+/// The token's sessions on the server.
+pub async fn sessions(remote: &Remote) -> anyhow::Result<Vec<ListedSession>> {
+    let stream = tokio::net::TcpStream::connect(&remote.authority)
+        .await
+        .with_context(|| format!("cannot connect to {}", remote.authority))?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .context("HTTP handshake failed")?;
+    tokio::spawn(connection);
+    let request = http::Request::get("/api/sessions")
+        .header(http::header::HOST, &remote.authority)
+        .header(http::header::AUTHORIZATION, remote.bearer())
+        .body(http_body_util::Empty::<bytes::Bytes>::new())
+        .context("cannot build the request")?;
+    let response = sender
+        .send_request(request)
+        .await
+        .context("no answer from the server")?;
+    let status = response.status();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .context("cannot read the answer")?
+        .to_bytes();
+    if !status.is_success() {
+        bail!(
+            "the server answered {}",
+            String::from_utf8_lossy(&body).trim()
+        );
+    }
+    serde_json::from_slice(&body).context("the server's list is not the expected JSON")
+}
+
+/// `pty-session ls`: prints the token's sessions, one a line.
+pub async fn ls(remote: &Remote) -> anyhow::Result<()> {
+    let sessions = sessions(remote).await?;
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let mut out = String::from("ID        STATUS           AGE     UNREAD  PROMPT  COMMAND\n");
+    for s in &sessions {
+        out.push_str(&format!(
+            "{:<9} {:<16} {:<7} {:<7} {:<7} {}\n",
+            s.id,
+            s.status,
+            age(now.saturating_sub(s.started_at_ms) / 1000),
+            s.unread_lines,
+            if s.prompt_pending { "yes" } else { "" },
+            s.command
+        ));
+    }
+    if sessions.is_empty() {
+        out = "no sessions\n".to_owned();
+    }
+    std::io::stdout()
+        .write_all(out.as_bytes())
+        .context("cannot write to stdout")
+}
+
+fn age(secs: u64) -> String {
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m", secs / 60),
+        _ => format!("{}h{}m", secs / 3600, secs / 60 % 60),
+    }
+}
+
+/// The person's terminal in raw mode until this drops.
+struct RawMode {
+    saved: Termios,
+}
+
+impl RawMode {
+    fn enter() -> anyhow::Result<RawMode> {
+        let stdin = std::io::stdin();
+        let saved = termios::tcgetattr(&stdin).context("cannot read the terminal's modes")?;
+        let mut raw = saved.clone();
+        raw.make_raw();
+        termios::tcsetattr(&stdin, OptionalActions::Now, &raw)
+            .context("cannot put the terminal in raw mode")?;
+        Ok(RawMode { saved })
+    }
+}
+
+impl Drop for RawMode {
+    fn drop(&mut self) {
+        let _ = termios::tcsetattr(std::io::stdin(), OptionalActions::Now, &self.saved);
+    }
+}
+
+/// Why an attach ended.
+enum End {
+    Detached,
+    Ended,
+    Lost,
+    Signal(&'static str),
+}
+
+/// `pty-session attach ID`: the session in this terminal until the detach key.
+pub async fn attach(remote: &Remote, id: &str) -> anyhow::Result<()> {
+    if !std::io::stdin().is_terminal() {
+        bail!("attach needs a terminal on stdin");
+    }
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+        bail!("{id:?} is not a session id (see `pty-session ls`)");
+    }
+    let mut request = format!("ws://{}/api/sessions/{id}/stream", remote.authority)
+        .into_client_request()
+        .context("cannot build the request")?;
+    request.headers_mut().insert(
+        http::header::AUTHORIZATION,
+        remote
+            .bearer()
+            .parse()
+            .context("the token is not a header value")?,
+    );
+    let (mut socket, _) = match tokio_tungstenite::connect_async(request).await {
+        Ok(connected) => connected,
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+            let body = response.body().as_deref().unwrap_or_default();
+            bail!(
+                "the server answered {}",
+                String::from_utf8_lossy(body).trim()
+            );
+        }
+        Err(err) => {
+            return Err(err).with_context(|| format!("cannot connect to {}", remote.authority));
+        }
+    };
+    // The hello, or why there is none, before the terminal changes.
+    match socket.next().await {
+        Some(Ok(Message::Text(body))) => {
+            let message: serde_json::Value =
+                serde_json::from_str(body.as_str()).unwrap_or_default();
+            if message["type"] != "hello" {
+                bail!("{}", message["message"].as_str().unwrap_or(body.as_str()));
+            }
+        }
+        Some(Ok(Message::Close(frame))) => {
+            bail!(
+                "the server closed the stream: {}",
+                frame.map(|f| f.reason.to_string()).unwrap_or_default()
+            )
+        }
+        other => bail!("no hello from the server: {other:?}"),
+    }
+
+    let raw = RawMode::enter()?;
+    let mut stdout = tokio::io::stdout();
+    let say = |text: String| {
+        let _ = std::io::stderr().write_all(format!("\r\n[pty-session: {text}]\r\n").as_bytes());
+    };
+    say(format!("attached to {id}; Ctrl-] detaches"));
+    let end = relay(&mut socket, &mut stdout).await;
+    let _ = tokio::time::timeout(Duration::from_secs(1), socket.close(None)).await;
+    // Undo what a full-screen program may have left on: attributes, a hidden cursor,
+    // application keys, bracketed paste, mouse reporting.
+    use tokio::io::AsyncWriteExt as _;
+    let _ = stdout
+        .write_all(b"\x1b[0m\x1b[?25h\x1b[?1l\x1b>\x1b[?2004l\x1b[?1000l\x1b[?1002l\x1b[?1006l")
+        .await;
+    let _ = stdout.flush().await;
+    drop(raw);
+    match end? {
+        End::Detached => say(format!("detached from {id}; it keeps running")),
+        End::Ended => say(format!("session {id} ended")),
+        End::Lost => say("the server closed the connection".to_owned()),
+        End::Signal(name) => say(format!("{name}: detached from {id}; it keeps running")),
+    }
+    Ok(())
+}
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// Carries keys to the session and output to the terminal until one side ends.
+async fn relay(socket: &mut Socket, stdout: &mut tokio::io::Stdout) -> anyhow::Result<End> {
+    use tokio::io::AsyncWriteExt as _;
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut winch = signal(SignalKind::window_change()).context("cannot watch SIGWINCH")?;
+    let mut term = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
+    let mut hup = signal(SignalKind::hangup()).context("cannot handle SIGHUP")?;
+    socket.send(resize_message()).await?;
+
+    // A thread of its own reads the terminal: a blocking read that is simply left behind
+    // when the command exits, so stdin is never made non-blocking under the person's shell.
+    let (keys_tx, mut keys) = mpsc::channel::<Vec<u8>>(16);
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut buf = [0u8; 4096];
+        loop {
+            match stdin.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => {
+                    if keys_tx.blocking_send(buf[..n].to_vec()).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+
+    loop {
+        tokio::select! {
+            message = socket.next() => match message {
+                Some(Ok(Message::Binary(bytes))) => {
+                    stdout.write_all(&bytes).await?;
+                    stdout.flush().await?;
+                }
+                Some(Ok(Message::Text(body))) => {
+                    let message: serde_json::Value = serde_json::from_str(body.as_str()).unwrap_or_default();
+                    match message["type"].as_str() {
+                        Some("ended") => return Ok(End::Ended),
+                        Some("error") => {
+                            let text = message["message"].as_str().unwrap_or_default();
+                            let _ = std::io::stderr().write_all(format!("\r\n[pty-session: {text}]\r\n").as_bytes());
+                        }
+                        _ => {}
+                    }
+                }
+                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return Ok(End::Lost),
+                Some(Ok(_)) => {}
+            },
+            keys = keys.recv() => {
+                let Some(keys) = keys else { return Ok(End::Detached) };
+                if let Some(at) = keys.iter().position(|b| *b == DETACH_KEY) {
+                    if at > 0 {
+                        socket.send(Message::Binary(keys[..at].to_vec().into())).await?;
+                    }
+                    return Ok(End::Detached);
+                }
+                socket.send(Message::Binary(keys.into())).await?;
+            }
+            _ = winch.recv() => socket.send(resize_message()).await?,
+            _ = term.recv() => return Ok(End::Signal("SIGTERM")),
+            _ = int.recv() => return Ok(End::Signal("SIGINT")),
+            _ = hup.recv() => return Ok(End::Signal("SIGHUP")),
+        }
+    }
+}
+
+/// The person's window size, for the session to follow.
+fn resize_message() -> Message {
+    let size = termios::tcgetwinsize(std::io::stdin()).unwrap_or(termios::Winsize {
+        ws_row: 24,
+        ws_col: 80,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    });
+    let (cols, rows) = (size.ws_col.max(1), size.ws_row.max(1));
+    Message::Text(
+        serde_json::json!({"type": "resize", "cols": cols, "rows": rows})
+            .to_string()
+            .into(),
+    )
+}
+
+/// The default `--url`.
+pub const DEFAULT_URL: &str = "http://127.0.0.1:7717";

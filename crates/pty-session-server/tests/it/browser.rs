@@ -1,0 +1,283 @@
+//! The web view in a real browser: headless Chromium (Debian's `chromium`, which `.ci/run`
+//! installs) driven over the DevTools protocol by `tests/web/browser.mjs`, against the
+//! real `pty-session serve` with an agent's sessions open over MCP.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+use tokio::process::Command;
+
+use crate::support::*;
+
+const TOKEN: &str = "browser-token-0123456789abcdef";
+const SECRET: &str = "hunter2-correct-horse";
+
+/// Headless Chromium in a process group of its own, killed with every process in it.
+struct Browser {
+    child: tokio::process::Child,
+    /// The browser's DevTools WebSocket.
+    devtools: String,
+    _profile: PathBuf,
+}
+
+impl Browser {
+    async fn start(profile: PathBuf) -> Browser {
+        let program = ["chromium", "chromium-browser"]
+            .into_iter()
+            .find(|name| which(name).is_some())
+            .expect(
+                "the web view's browser test needs Chromium: apt-get install chromium \
+                 (.ci/run installs it)",
+            );
+        let mut child = Command::new(program)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--disable-dev-shm-usage",
+                "--remote-debugging-port=0",
+                "about:blank",
+            ])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn chromium");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let devtools = tokio::time::timeout(DEADLINE, async {
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Some(url) = line.strip_prefix("DevTools listening on ") {
+                    return Some(url.trim().to_owned());
+                }
+            }
+            None
+        })
+        .await
+        .ok()
+        .flatten()
+        .expect("chromium names its DevTools endpoint");
+        // Keep draining its stderr so that it never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Browser {
+            child,
+            devtools,
+            _profile: profile,
+        }
+    }
+
+    async fn stop(mut self) {
+        if let Some(pid) = self.child.id() {
+            // The browser's renderer and GPU processes share its group.
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pid}")])
+                .status();
+        }
+        let _ = self.child.wait().await;
+    }
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|dir| Path::new(dir).join(program))
+        .find(|path| path.is_file())
+}
+
+/// Where the screenshot goes: `target/web-view.png`, kept as a CI artifact.
+fn screenshot_path() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("the target directory")
+        .join("web-view.png")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_logs_in_watches_and_types_through_the_web_view() {
+    let dir = scratch("browser");
+    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    // Two MCP clients of one token: the page shows the sessions of both.
+    let agent = current_client(&server.url, TOKEN).await;
+    let legacy = legacy_client(&server.url, TOKEN).await;
+    let (python, _) = open(&agent, json!({"command": "python3 -q"})).await;
+    let opened = call(
+        &legacy,
+        "pty_open",
+        json!({"command": "python3 -c \"import getpass; print(len(getpass.getpass()))\""}),
+    )
+    .await;
+    let password = ok(&opened)["sessionId"].as_str().unwrap().to_owned();
+    assert!(
+        ok(&opened)["pending"]
+            .as_str()
+            .unwrap()
+            .contains("Password:")
+    );
+
+    let browser = Browser::start(dir.join("profile")).await;
+    let screenshot = screenshot_path();
+    let _ = std::fs::remove_file(&screenshot);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web/browser.mjs");
+    let driven = tokio::time::timeout(
+        DEADLINE * 4,
+        Command::new("node")
+            .arg(&script)
+            .env("CDP_URL", &browser.devtools)
+            .env("PAGE_URL", format!("http://{}/", server.addr))
+            .env("TOKEN", TOKEN)
+            .env("PYTHON_ID", &python)
+            .env("PASSWORD_ID", &password)
+            .env("SECRET", SECRET)
+            .env("SCREENSHOT", &screenshot)
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await;
+    browser.stop().await;
+    let driven = driven
+        .expect("the browser script finishes")
+        .expect("run node");
+    let steps = String::from_utf8_lossy(&driven.stdout);
+    eprintln!("{steps}");
+    assert!(
+        driven.status.success(),
+        "the browser script failed:\n{steps}\n{}",
+        String::from_utf8_lossy(&driven.stderr)
+    );
+    assert!(steps.contains(r#"{"ok":true}"#), "{steps}");
+    let png = std::fs::read(&screenshot).expect("the screenshot was saved");
+    assert!(png.starts_with(b"\x89PNG"), "a PNG");
+
+    // The agent's next tail sees what the person typed and what it printed.
+    let tail = call(&agent, "pty_tail", json!({"id": python})).await;
+    assert!(
+        ok(&tail)["text"].as_str().unwrap().contains("6*7\n42\n"),
+        "{:?}",
+        ok(&tail)
+    );
+    // The password: its length reaches the agent, never the password.
+    let tail = call(
+        &legacy,
+        "pty_tail",
+        json!({"id": password, "timeoutMs": 5000}),
+    )
+    .await;
+    let reply = format!("{:?}", tail);
+    assert!(
+        ok(&tail)["text"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("\n{}\n", SECRET.len()))
+            || ok(&tail)["text"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("{}\n", SECRET.len())),
+        "the length: {reply}"
+    );
+    assert!(
+        !reply.contains(SECRET),
+        "the password never reaches the agent: {reply}"
+    );
+    assert!(!server.log().contains(TOKEN), "no token in the log");
+
+    call(&agent, "pty_close", json!({"id": python})).await;
+    drop(agent);
+    drop(legacy);
+    signal(&server.child, "TERM");
+    assert!(exit_success(&mut server.child).await);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The MCP App: `resources/read` gives the view with its MIME type and CSP; rendered in
+/// a sandboxed frame under a minimal host page that speaks the bridge
+/// (`tests/web/mcp_app.mjs`), it shows the session's screen and carries a typed key to
+/// the program.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mcp_app_shows_the_session_and_types_into_it() {
+    use rmcp::model::{ReadResourceRequestParams, ResourceContents};
+
+    let dir = scratch("mcp-app");
+    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let agent = current_client(&server.url, TOKEN).await;
+    let tools = agent.list_all_tools().await.unwrap();
+    for name in ["pty_open", "pty_screen"] {
+        let tool = tools.iter().find(|t| t.name == name).unwrap();
+        let meta = serde_json::to_value(tool.meta.as_ref().expect("a _meta")).unwrap();
+        assert_eq!(
+            meta["ui"]["resourceUri"], "ui://pty-session/terminal",
+            "{name}"
+        );
+    }
+    let read = agent
+        .read_resource(ReadResourceRequestParams::new("ui://pty-session/terminal"))
+        .await
+        .unwrap();
+    let ResourceContents::TextResourceContents {
+        mime_type,
+        text,
+        meta,
+        ..
+    } = &read.contents[0]
+    else {
+        panic!("the view is text: {read:?}")
+    };
+    assert_eq!(mime_type.as_deref(), Some("text/html;profile=mcp-app"));
+    let meta = serde_json::to_value(meta.as_ref().expect("a _meta")).unwrap();
+    assert_eq!(meta["ui"]["csp"]["connectDomains"], json!([]), "{meta}");
+    assert_eq!(meta["ui"]["csp"]["resourceDomains"], json!([]), "{meta}");
+    assert!(text.contains("ui/initialize") && text.contains("Terminal"));
+    let html = dir.join("view.html");
+    std::fs::write(&html, text).unwrap();
+
+    let (id, _) = open(&agent, json!({"command": "python3 -q"})).await;
+    let browser = Browser::start(dir.join("profile")).await;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web/mcp_app.mjs");
+    let driven = tokio::time::timeout(
+        DEADLINE * 2,
+        Command::new("node")
+            .arg(&script)
+            .env("CDP_URL", &browser.devtools)
+            .env("MCP_URL", &server.url)
+            .env("TOKEN", TOKEN)
+            .env("SESSION_ID", &id)
+            .env("HTML_FILE", &html)
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await;
+    browser.stop().await;
+    let driven = driven.expect("the host script finishes").expect("run node");
+    let steps = String::from_utf8_lossy(&driven.stdout);
+    eprintln!("{steps}");
+    assert!(
+        driven.status.success() && steps.contains(r#"{"ok":true}"#),
+        "the host script failed:\n{steps}\n{}",
+        String::from_utf8_lossy(&driven.stderr)
+    );
+    let screen = call(&agent, "pty_screen", json!({"id": id})).await;
+    assert!(
+        ok(&screen)["screen"]
+            .as_str()
+            .unwrap()
+            .contains("6*7\n42\n>>>"),
+        "the key reached python: {:?}",
+        ok(&screen)
+    );
+
+    call(&agent, "pty_close", json!({"id": id})).await;
+    drop(agent);
+    signal(&server.child, "TERM");
+    assert!(exit_success(&mut server.child).await);
+    let _ = std::fs::remove_dir_all(dir);
+}

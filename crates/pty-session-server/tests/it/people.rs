@@ -1,0 +1,551 @@
+//! People beside the agent: `pty-session attach` and `ls` in a terminal of the test, and
+//! the web API's gate. The browser test is in `browser.rs`.
+
+use std::io::{Read as _, Write as _};
+use std::os::fd::OwnedFd;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use rustix::termios::{self, LocalModes, Termios, Winsize};
+use serde_json::json;
+use tokio::process::{Child, Command};
+
+use crate::support::*;
+
+const TOKEN: &str = "people-token-0123456789abcdef";
+
+/// A terminal of the test's own: the person's side of `attach`.
+struct Terminal {
+    controller: std::fs::File,
+    user: OwnedFd,
+    /// Everything `attach` wrote to it.
+    seen: Arc<Mutex<Vec<u8>>>,
+    reader: std::thread::JoinHandle<()>,
+}
+
+impl Terminal {
+    fn open(cols: u16, rows: u16) -> Terminal {
+        let size = Winsize {
+            ws_row: rows,
+            ws_col: cols,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        let pty = rustix_openpty::openpty(None, Some(&size)).expect("openpty");
+        let controller = std::fs::File::from(pty.controller);
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let reader = {
+            let mut controller = controller.try_clone().unwrap();
+            let seen = seen.clone();
+            // Ends with EIO once every descriptor of the user side is closed.
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = controller.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    seen.lock().unwrap().extend_from_slice(&buf[..n]);
+                }
+            })
+        };
+        Terminal {
+            controller,
+            user: pty.user,
+            seen,
+            reader,
+        }
+    }
+
+    fn modes(&self) -> Termios {
+        termios::tcgetattr(&self.user).unwrap()
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
+    }
+
+    fn type_keys(&mut self, keys: &[u8]) {
+        self.controller.write_all(keys).unwrap();
+    }
+
+    /// `pty-session attach` on this terminal (not its controlling one: SIGWINCH comes from
+    /// the test).
+    fn attach(&self, server: &HttpServer, token_file: &std::path::Path, id: &str) -> Child {
+        Command::new(BIN)
+            .args(["attach", "--url", &format!("http://{}", server.addr)])
+            .arg("--token-file")
+            .arg(token_file)
+            .arg(id)
+            .env_remove("PTY_SESSION_TOKEN")
+            .stdin(Stdio::from(self.user.try_clone().unwrap()))
+            .stdout(Stdio::from(self.user.try_clone().unwrap()))
+            .stderr(Stdio::from(self.user.try_clone().unwrap()))
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn pty-session attach")
+    }
+
+    async fn wait_for(&self, what: &str, needle: &str) {
+        let deadline = tokio::time::Instant::now() + DEADLINE;
+        while !self.text().contains(needle) {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the terminal never showed {what} ({needle:?}); it shows:\n{}",
+                self.text()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
+    fn close(self) -> String {
+        drop(self.user);
+        self.reader.join().unwrap();
+        String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
+    }
+}
+
+#[track_caller]
+fn assert_same_modes(before: &Termios, after: &Termios) {
+    assert_eq!(
+        before.local_modes, after.local_modes,
+        "local modes restored"
+    );
+    assert_eq!(
+        before.input_modes, after.input_modes,
+        "input modes restored"
+    );
+    assert_eq!(
+        before.output_modes, after.output_modes,
+        "output modes restored"
+    );
+    assert_eq!(
+        before.control_modes, after.control_modes,
+        "control modes restored"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_shows_output_types_keys_follows_the_window_and_detaches() {
+    let dir = scratch("attach");
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let agent = current_client(&server.url, TOKEN).await;
+    let (id, _pid) = open(&agent, json!({"command": "python3 -q"})).await;
+
+    // `ls` lists the token's session.
+    let listed = Command::new(BIN)
+        .args(["ls", "--url", &format!("http://{}", server.addr)])
+        .arg("--token-file")
+        .arg(&token_file)
+        .env_remove("PTY_SESSION_TOKEN")
+        .output()
+        .await
+        .unwrap();
+    let listing = String::from_utf8_lossy(&listed.stdout);
+    assert!(listed.status.success(), "ls: {listed:?}");
+    assert!(
+        listing
+            .lines()
+            .any(|l| l.starts_with(&id) && l.contains("python3 -q") && l.contains("yes")),
+        "ls shows the session at its prompt:\n{listing}"
+    );
+
+    let mut terminal = Terminal::open(100, 30);
+    let before = terminal.modes();
+    assert!(
+        before
+            .local_modes
+            .contains(LocalModes::ICANON | LocalModes::ECHO)
+    );
+    let mut attach = terminal.attach(&server, &token_file, &id);
+    terminal.wait_for("the prompt", ">>> ").await;
+    terminal.wait_for("the detach key", "Ctrl-] detaches").await;
+    let raw = terminal.modes();
+    assert!(
+        !raw.local_modes
+            .intersects(LocalModes::ICANON | LocalModes::ECHO),
+        "attach puts the terminal in raw mode: {:?}",
+        raw.local_modes
+    );
+
+    // The session follows the person's window, at once and on SIGWINCH.
+    wait_until("the window of the person", || async {
+        screen(&agent, &id).await["cols"] == 100
+    })
+    .await;
+    termios::tcsetwinsize(
+        &terminal.user,
+        Winsize {
+            ws_row: 25,
+            ws_col: 90,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        },
+    )
+    .unwrap();
+    signal(&attach, "WINCH");
+    wait_until("the new window", || async {
+        let s = screen(&agent, &id).await;
+        s["cols"] == 90 && s["rows"] == 25
+    })
+    .await;
+
+    // Keys reach the program; its output reaches the terminal.
+    terminal.type_keys(b"6*7\r");
+    terminal.wait_for("the answer", "42\r\n").await;
+
+    // Detach: attach exits, the terminal is as it was, the session runs on.
+    terminal.type_keys(&[0x1d]);
+    assert!(exit_success(&mut attach).await, "attach exits 0 on detach");
+    terminal.wait_for("the detach note", "keeps running").await;
+    assert_same_modes(&before, &terminal.modes());
+    let tail = call(&agent, "pty_tail", json!({"id": id})).await;
+    let tail = ok(&tail);
+    assert_eq!(tail["status"], "running", "{tail}");
+    assert!(
+        tail["text"].as_str().unwrap().contains("6*7\n42\n"),
+        "the agent sees the echoed line and the answer: {tail}"
+    );
+    let sent = call(&agent, "pty_send", json!({"id": id, "data": "1+1"})).await;
+    assert!(
+        ok(&sent)["delta"].as_str().unwrap().contains("1+1\n2\n"),
+        "the session still runs: {sent:?}"
+    );
+
+    // A signal ends attach too, and the terminal still comes back.
+    let mut attach = terminal.attach(&server, &token_file, &id);
+    terminal.wait_for("a second attach", "attached to").await;
+    wait_until("raw mode again", || async {
+        !terminal.modes().local_modes.contains(LocalModes::ICANON)
+    })
+    .await;
+    signal(&attach, "TERM");
+    assert!(exit_success(&mut attach).await, "attach exits 0 on SIGTERM");
+    assert_same_modes(&before, &terminal.modes());
+
+    // A wrong token: an error before the terminal is touched.
+    let wrong = dir.join("wrong");
+    std::fs::write(&wrong, "wrong-token-0123456789\n").unwrap();
+    let mut refused = terminal.attach(&server, &wrong, &id);
+    assert!(!exit_success(&mut refused).await, "a wrong token fails");
+    assert_same_modes(&before, &terminal.modes());
+
+    let seen = terminal.close();
+    assert!(seen.contains("401"), "the refusal says why:\n{seen}");
+    call(&agent, "pty_close", json!({"id": id})).await;
+    drop(agent);
+    signal(&server.child, "TERM");
+    assert!(exit_success(&mut server.child).await);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+async fn screen(agent: &Client, id: &str) -> serde_json::Value {
+    ok(&call(agent, "pty_screen", json!({"id": id})).await).clone()
+}
+
+/// Polls an async `condition` until it holds.
+async fn wait_until<F, Fut>(what: &str, mut condition: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while !condition().await {
+        assert!(tokio::time::Instant::now() < deadline, "never: {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_api_needs_the_token_and_a_loopback_origin_and_the_page_a_strict_policy() {
+    let dir = scratch("web-api");
+    let alice = "alice-token-0123456789abcdef";
+    let bob = "bob-token-0123456789abcdef00";
+    let tokens = tokens_file(&dir, &[("alice", alice), ("bob", bob)]);
+    let mut server = http_server(&["--tokens", tokens.to_str().unwrap()], &[]).await;
+    let agent = legacy_client(&server.url, alice).await;
+    let (id, _) = open(&agent, json!({"command": "cat"})).await;
+
+    let page = raw_request_to(server.addr, "GET", "/", &[], "").await;
+    assert_eq!(page.status, 200);
+    let policy = page.header("content-security-policy").unwrap_or_default();
+    assert!(
+        policy.contains("default-src 'self'") && policy.contains("script-src 'self';"),
+        "{policy}"
+    );
+    assert!(!page.body.contains("<script>"), "no inline script");
+    let none = raw_request_to(server.addr, "GET", "/api/sessions", &[], "").await;
+    assert_eq!(none.status, 401);
+    let list = |token: &str, origin: Option<&str>| {
+        let bearer = format!("Bearer {token}");
+        let addr = server.addr;
+        let origin = origin.map(str::to_owned);
+        async move {
+            let mut headers = vec![("Authorization", bearer.as_str())];
+            if let Some(origin) = &origin {
+                headers.push(("Origin", origin.as_str()));
+            }
+            raw_request_to(addr, "GET", "/api/sessions", &headers, "").await
+        }
+    };
+    assert_eq!(list(alice, Some("https://evil.example")).await.status, 403);
+    // Alice's session, opened in an MCP session of hers, is hers alone.
+    let mine = list(alice, Some("http://127.0.0.1:1")).await;
+    assert_eq!(mine.status, 200);
+    let mine: serde_json::Value = serde_json::from_str(&mine.body).unwrap();
+    assert_eq!(mine[0]["id"], id.as_str(), "{mine}");
+    assert_eq!(mine[0]["command"], "cat");
+    let theirs = list(bob, None).await;
+    assert_eq!((theirs.status, theirs.body.trim()), (200, "[]"));
+
+    // Streams: Bob cannot watch it; a wrong first message is refused with 4401.
+    let stream_url = format!("ws://{}/api/sessions/{id}/stream", server.addr);
+    let first = |token: &str| {
+        let (url, token) = (stream_url.clone(), token.to_owned());
+        async move {
+            use futures_util::{SinkExt as _, StreamExt as _};
+            use tokio_tungstenite::tungstenite::Message;
+            let (mut socket, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+            socket
+                .send(Message::Text(json!({"token": token}).to_string().into()))
+                .await
+                .unwrap();
+            let mut seen = Vec::new();
+            while let Ok(Some(Ok(message))) = tokio::time::timeout(DEADLINE, socket.next()).await {
+                let done = matches!(message, Message::Close(_) | Message::Binary(_));
+                seen.push(format!("{message:?}"));
+                if done {
+                    break;
+                }
+            }
+            seen.join("\n")
+        }
+    };
+    let wrong = first("wrong-token-0123456789").await;
+    assert!(
+        wrong.contains("4401") || wrong.contains("Unauthorized"),
+        "{wrong}"
+    );
+    let foreign = first(bob).await;
+    assert!(
+        foreign.contains("NOT_FOUND") && foreign.contains("4404"),
+        "{foreign}"
+    );
+    let own = first(alice).await;
+    assert!(own.contains("hello") && own.contains("Binary"), "{own}");
+    assert!(!server.log().contains(alice), "no token in the log");
+
+    drop(agent);
+    signal(&server.child, "TERM");
+    assert!(exit_success(&mut server.child).await);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A viewer's key, through the WebSocket to `cat` and its echo back: the round trip that
+/// bounds how long a keystroke takes to reach the program. Loose bound (a shared CI
+/// machine); the measured median is printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_viewers_keys_reach_the_program_promptly() {
+    use futures_util::{SinkExt as _, StreamExt as _};
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+
+    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let agent = current_client(&server.url, TOKEN).await;
+    let (id, _) = open(&agent, json!({"command": "stty -echo; exec cat"})).await;
+    let mut request = format!("ws://{}/api/sessions/{id}/stream", server.addr)
+        .into_client_request()
+        .unwrap();
+    request
+        .headers_mut()
+        .insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    // The hello and the recent lines.
+    for _ in 0..2 {
+        socket.next().await.unwrap().unwrap();
+    }
+    let mut round_trips = Vec::new();
+    for i in 0..50u32 {
+        let key = format!("{}\r", i % 10);
+        let start = std::time::Instant::now();
+        socket
+            .send(Message::Binary(key.clone().into_bytes().into()))
+            .await
+            .unwrap();
+        // cat writes the line back once the line discipline hands it over.
+        let mut got = Vec::new();
+        while !got.ends_with(b"\r\n") {
+            match tokio::time::timeout(DEADLINE, socket.next()).await {
+                Ok(Some(Ok(Message::Binary(bytes)))) => got.extend_from_slice(&bytes),
+                Ok(Some(Ok(_))) => {}
+                other => panic!("no echo of key {i}: {other:?}"),
+            }
+        }
+        round_trips.push(start.elapsed());
+        assert_eq!(String::from_utf8_lossy(&got), format!("{}\r\n", i % 10));
+    }
+    round_trips.sort();
+    let p50 = round_trips[round_trips.len() / 2];
+    eprintln!(
+        "viewer key -> cat -> viewer: p50 {p50:?}, p90 {:?}",
+        round_trips[round_trips.len() * 9 / 10]
+    );
+    assert!(p50 < std::time::Duration::from_millis(100), "p50 {p50:?}");
+    drop(socket);
+    call(&agent, "pty_close", json!({"id": id})).await;
+    drop(agent);
+    signal(&server.child, "TERM");
+    assert!(exit_success(&mut server.child).await);
+}
+
+/// A viewer who comes while a full-screen program runs starts from its screen, not from
+/// lines the program has long drawn over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_viewer_of_a_full_screen_program_starts_from_its_screen() {
+    use futures_util::StreamExt as _;
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+
+    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let agent = current_client(&server.url, TOKEN).await;
+    let program = r#"printf 'before\n\033[?1049h\033[H\033[2Jtop row\033[5;3Hfifth row'; sleep 60"#;
+    let (id, _) = open(
+        &agent,
+        json!({"command": program, "settle": "quiet", "quietMs": 300}),
+    )
+    .await;
+    let mut request = format!("ws://{}/api/sessions/{id}/stream", server.addr)
+        .into_client_request()
+        .unwrap();
+    request
+        .headers_mut()
+        .insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let hello = socket.next().await.unwrap().unwrap();
+    assert!(matches!(hello, Message::Text(_)), "{hello:?}");
+    let Message::Binary(first) = socket.next().await.unwrap().unwrap() else {
+        panic!("the screen comes as one binary message")
+    };
+    // Drawn on a fresh terminal, the first message shows what the window shows.
+    let mut parser = vt100::Parser::new(40, 120, 0);
+    parser.process(&first);
+    let contents = parser.screen().contents();
+    assert!(
+        parser.screen().alternate_screen(),
+        "the alternate screen is on"
+    );
+    assert!(contents.starts_with("top row\n"), "{contents:?}");
+    assert!(contents.contains("\n\n\n\n  fifth row"), "{contents:?}");
+    assert!(!contents.contains("before"), "{contents:?}");
+    assert_eq!(parser.screen().cursor_position(), (4, 11));
+    drop(socket);
+    call(&agent, "pty_close", json!({"id": id})).await;
+    drop(agent);
+    signal(&server.child, "TERM");
+    assert!(exit_success(&mut server.child).await);
+}
+
+/// A flood of output to a viewer that reads nothing is skipped, not buffered: the
+/// server's memory stays bounded and the viewer learns what it missed. The flood's time
+/// unwatched and with a reading viewer, and the sizes, are printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_skips_a_stalled_viewer_and_memory_stays_bounded() {
+    use futures_util::StreamExt as _;
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+
+    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let server_pid = server.child.id().unwrap();
+    let agent = current_client(&server.url, TOKEN).await;
+    let connect = |id: String| {
+        let addr = server.addr;
+        async move {
+            let mut request = format!("ws://{addr}/api/sessions/{id}/stream")
+                .into_client_request()
+                .unwrap();
+            request
+                .headers_mut()
+                .insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+            // A small receive buffer, so that a viewer that reads nothing stalls soon.
+            let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+                .read_buffer_size(4096);
+            let (socket, _) =
+                tokio_tungstenite::connect_async_with_config(request, Some(config), false)
+                    .await
+                    .unwrap();
+            socket
+        }
+    };
+    let flood =
+        |lines: u32| json!({"command": format!("sleep 0.5; seq 1 {lines}"), "timeoutMs": 120000});
+    const LINES: u32 = 2_000_000;
+
+    // Unwatched.
+    let started = std::time::Instant::now();
+    let (alone, _) = open(&agent, flood(LINES)).await;
+    let unwatched = started.elapsed();
+
+    // Watched by one that keeps up.
+    let (id, _) = open(
+        &agent,
+        json!({"command": "sleep 1; seq 1 2000000", "timeoutMs": 100}),
+    )
+    .await;
+    let mut reader = connect(id.clone()).await;
+    let started = std::time::Instant::now();
+    let read = tokio::spawn(async move {
+        let (mut bytes, mut skips) = (0usize, 0u32);
+        while let Some(Ok(message)) = reader.next().await {
+            match message {
+                Message::Binary(chunk) => bytes += chunk.len(),
+                Message::Text(text) if text.contains("ended") => break,
+                Message::Text(text) if text.contains("skipped") => skips += 1,
+                _ => {}
+            }
+        }
+        (bytes, skips)
+    });
+    let done = call(&agent, "pty_tail", json!({"id": id, "timeoutMs": 120000})).await;
+    assert_eq!(ok(&done)["status"], "exited");
+    let watched = started.elapsed();
+    let (viewed, skips) = tokio::time::timeout(DEADLINE, read).await.unwrap().unwrap();
+    assert!(viewed > 0, "the viewer saw the flood");
+
+    // Watched by one that reads nothing until the end.
+    let rss_before = rss_kib(server_pid);
+    let (id, _) = open(
+        &agent,
+        json!({"command": "sleep 1; seq 1 2000000", "timeoutMs": 100}),
+    )
+    .await;
+    let mut stalled = connect(id.clone()).await;
+    let done = call(&agent, "pty_tail", json!({"id": id, "timeoutMs": 120000})).await;
+    assert_eq!(ok(&done)["status"], "exited");
+    let rss_after = rss_kib(server_pid);
+    let mut skipped = false;
+    while let Ok(Some(Ok(message))) = tokio::time::timeout(DEADLINE, stalled.next()).await {
+        if let Message::Text(text) = &message {
+            skipped |= text.contains("skipped");
+            if text.contains("ended") {
+                break;
+            }
+        }
+    }
+    eprintln!(
+        "seq 1 {LINES}: unwatched {unwatched:?}, with a reading viewer {watched:?} \
+         ({viewed} bytes viewed, {skips} skips); server RSS {rss_before} KiB -> {rss_after} KiB around a \
+         stalled viewer"
+    );
+    assert!(skipped, "the stalled viewer was told what it missed");
+    assert!(
+        rss_after < rss_before + 64 * 1024,
+        "a stalled viewer is not buffered for: {rss_before} KiB -> {rss_after} KiB"
+    );
+    for id in [alone, id] {
+        call(&agent, "pty_close", json!({"id": id})).await;
+    }
+    drop(agent);
+    signal(&server.child, "TERM");
+    assert!(exit_success(&mut server.child).await);
+}

@@ -1,0 +1,81 @@
+// What the browser tests share: a WebSocket client for the DevTools protocol, small
+// enough to need nothing but Node (18 or later), with no flag and no package.
+import { request } from "node:http";
+import { randomBytes } from "node:crypto";
+
+// The handshake, masked frames out, unmasked frames in (fragmented or not).
+export function connect(url) {
+  return new Promise((resolve, reject) => {
+    const req = request(url.replace(/^ws:/, "http:"), {
+      headers: {
+        Connection: "Upgrade",
+        Upgrade: "websocket",
+        "Sec-WebSocket-Version": "13",
+        "Sec-WebSocket-Key": randomBytes(16).toString("base64"),
+      },
+    });
+    req.on("error", reject);
+    req.on("response", (res) => reject(new Error(`no upgrade: ${res.statusCode}`)));
+    req.on("upgrade", (_res, socket, head) => {
+      socket.setNoDelay(true);
+      const client = { onmessage: null };
+      let buffer = head;
+      let pieces = [];
+      socket.on("data", (data) => {
+        buffer = Buffer.concat([buffer, data]);
+        for (;;) {
+          if (buffer.length < 2) return;
+          const fin = buffer[0] & 0x80;
+          const opcode = buffer[0] & 0x0f;
+          let length = buffer[1] & 0x7f;
+          let at = 2;
+          if (length === 126) {
+            if (buffer.length < 4) return;
+            length = buffer.readUInt16BE(2);
+            at = 4;
+          } else if (length === 127) {
+            if (buffer.length < 10) return;
+            length = Number(buffer.readBigUInt64BE(2));
+            at = 10;
+          }
+          if (buffer.length < at + length) return;
+          const payload = buffer.subarray(at, at + length);
+          buffer = buffer.subarray(at + length);
+          if (opcode === 8) return socket.end();
+          if (opcode === 1 || opcode === 0) {
+            pieces.push(payload);
+            if (fin) {
+              const text = Buffer.concat(pieces).toString("utf8");
+              pieces = [];
+              client.onmessage?.({ data: text });
+            }
+          }
+        }
+      });
+      client.send = (text) => {
+        const payload = Buffer.from(text, "utf8");
+        const mask = randomBytes(4);
+        let header;
+        if (payload.length < 126) {
+          header = Buffer.from([0x81, 0x80 | payload.length]);
+        } else if (payload.length < 65536) {
+          header = Buffer.alloc(4);
+          header[0] = 0x81;
+          header[1] = 0x80 | 126;
+          header.writeUInt16BE(payload.length, 2);
+        } else {
+          header = Buffer.alloc(10);
+          header[0] = 0x81;
+          header[1] = 0x80 | 127;
+          header.writeBigUInt64BE(BigInt(payload.length), 2);
+        }
+        for (let i = 0; i < payload.length; i++) payload[i] ^= mask[i % 4];
+        socket.write(Buffer.concat([header, mask, payload]));
+      };
+      client.close = () => socket.end();
+      resolve(client);
+    });
+    req.end();
+  });
+}
+

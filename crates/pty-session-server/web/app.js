@@ -1,0 +1,219 @@
+// The web view of pty-session: a token's sessions, live, and one of them in xterm.js.
+// The token lives in sessionStorage and travels only as a header (fetch) or as the first
+// message of a WebSocket, never in a URL.
+"use strict";
+
+const TOKEN_KEY = "pty-session-token";
+const $ = (id) => document.getElementById(id);
+
+let listAbort = null;   // ends the live list's request
+let socket = null;      // the open terminal's WebSocket
+let term = null;        // the open terminal
+let sessions = [];
+
+function token() {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+function show(section) {
+  for (const id of ["login", "sessions", "terminal-view"]) {
+    $(id).hidden = id !== section;
+  }
+  $("logout").hidden = section === "login";
+}
+
+function loginError(message) {
+  sessionStorage.removeItem(TOKEN_KEY);
+  stopList();
+  $("login-error").textContent = message;
+  show("login");
+}
+
+function age(ms) {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return s + "s";
+  if (s < 3600) return Math.floor(s / 60) + "m";
+  return Math.floor(s / 3600) + "h" + (Math.floor(s / 60) % 60) + "m";
+}
+
+function renderList() {
+  const rows = $("session-rows");
+  rows.replaceChildren();
+  const now = Date.now();
+  for (const s of sessions) {
+    const tr = document.createElement("tr");
+    tr.dataset.id = s.id;
+    tr.className = s.running ? "running" : "exited";
+    const cells = [s.id, s.command, s.status, age(now - s.startedAtMs), String(s.unreadLines)];
+    cells.forEach((text, i) => {
+      const td = document.createElement("td");
+      td.textContent = text;
+      if (i === 1) td.className = "command";
+      tr.append(td);
+    });
+    const badge = document.createElement("td");
+    if (s.promptPending) {
+      const span = document.createElement("span");
+      span.className = "badge";
+      span.title = s.pending;
+      span.textContent = "prompt";
+      badge.append(span);
+    }
+    tr.append(badge);
+    tr.addEventListener("click", () => openTerminal(s));
+    rows.append(tr);
+  }
+  $("no-sessions").hidden = sessions.length > 0;
+}
+
+function stopList() {
+  if (listAbort) listAbort.abort();
+  listAbort = null;
+}
+
+// Reads the server-sent events of /api/sessions/live through fetch, which, unlike
+// EventSource, can send the Authorization header.
+async function startList() {
+  stopList();
+  const abort = new AbortController();
+  listAbort = abort;
+  let response;
+  try {
+    response = await fetch("/api/sessions/live", {
+      headers: { Authorization: "Bearer " + token() },
+      signal: abort.signal,
+      cache: "no-store",
+    });
+  } catch (err) {
+    if (!abort.signal.aborted) loginError("Cannot reach the server: " + err.message);
+    return;
+  }
+  if (response.status === 401) {
+    loginError("401 Unauthorized: the server does not know this token.");
+    return;
+  }
+  if (!response.ok) {
+    loginError("The server answered " + response.status + ": " + (await response.text()));
+    return;
+  }
+  $("login-error").textContent = "";
+  if ($("terminal-view").hidden) show("sessions");
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let end;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const event = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const data = event
+          .split("\n")
+          .filter((line) => line.startsWith("data:"))
+          .map((line) => line.slice(5).replace(/^ /, ""))
+          .join("\n");
+        if (data) {
+          sessions = JSON.parse(data);
+          renderList();
+        }
+      }
+    }
+  } catch (err) {
+    if (abort.signal.aborted) return;
+  }
+  // The server went away or restarted: try again shortly, with the same token.
+  if (listAbort === abort) setTimeout(() => token() && startList(), 1000);
+}
+
+function closeTerminal() {
+  if (socket) socket.close();
+  socket = null;
+  if (term) term.dispose();
+  term = null;
+}
+
+function openTerminal(s) {
+  closeTerminal();
+  show("terminal-view");
+  $("terminal-title").textContent = s.id + "  " + s.command;
+  $("terminal-state").textContent = "connecting";
+  const t = new Terminal({ convertEol: false, cursorBlink: true, scrollback: 5000 });
+  term = t;
+  t.open($("terminal"));
+  const ws = new WebSocket(
+    (location.protocol === "https:" ? "wss://" : "ws://") + location.host +
+      "/api/sessions/" + encodeURIComponent(s.id) + "/stream");
+  socket = ws;
+  ws.binaryType = "arraybuffer";
+  const encoder = new TextEncoder();
+  ws.addEventListener("open", () => ws.send(JSON.stringify({ token: token() })));
+  ws.addEventListener("message", (event) => {
+    if (typeof event.data !== "string") {
+      t.write(new Uint8Array(event.data));
+      return;
+    }
+    const message = JSON.parse(event.data);
+    if (message.type === "hello") {
+      t.resize(message.cols, message.rows);
+      $("terminal-state").textContent = "live";
+      t.focus();
+    } else if (message.type === "ended") {
+      $("terminal-state").textContent = "the session ended";
+    } else if (message.type === "skipped") {
+      t.write("\r\n\x1b[7m[output skipped: the view fell behind]\x1b[0m\r\n");
+    } else if (message.type === "error") {
+      $("terminal-state").textContent = message.message;
+    }
+  });
+  ws.addEventListener("close", (event) => {
+    if (socket !== ws) return;
+    if (event.code === 4401) {
+      loginError("401 Unauthorized: the server does not know this token.");
+    } else if ($("terminal-state").textContent === "live") {
+      $("terminal-state").textContent = "disconnected";
+    }
+  });
+  t.onData((data) => {
+    if (ws.readyState === WebSocket.OPEN) ws.send(encoder.encode(data));
+  });
+  t.onBinary((data) => {
+    if (ws.readyState !== WebSocket.OPEN) return;
+    const bytes = new Uint8Array(data.length);
+    for (let i = 0; i < data.length; i++) bytes[i] = data.charCodeAt(i) & 0xff;
+    ws.send(bytes);
+  });
+}
+
+$("login-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const value = $("token").value.trim();
+  $("token").value = "";
+  if (!value) return;
+  sessionStorage.setItem(TOKEN_KEY, value);
+  startList();
+});
+
+$("logout").addEventListener("click", () => {
+  closeTerminal();
+  stopList();
+  sessionStorage.removeItem(TOKEN_KEY);
+  sessions = [];
+  renderList();
+  show("login");
+});
+
+$("back").addEventListener("click", () => {
+  closeTerminal();
+  show("sessions");
+});
+
+// Ages move on between updates of the list.
+setInterval(() => {
+  if (!$("sessions").hidden) renderList();
+}, 1000);
+
+if (token()) startList();
+else show("login");
+document.body.dataset.ready = "yes";
