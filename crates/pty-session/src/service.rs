@@ -431,6 +431,9 @@ impl PtyService {
         let bytes = zeroize::Zeroizing::new(bytes);
         let base = Baseline::now(&session);
         let mut probe = session.probe();
+        // A lone Escape at the end: the program may wait a moment for the rest of a key's
+        // sequence before it acts on it (vim leaves insert mode only then).
+        probe.after_escape(bytes.last() == Some(&0x1b));
         session.mark_write(&mut probe);
         let written = tokio::select! {
             written = write_all(&session.master, &bytes, plan.deadline()) => written,

@@ -240,7 +240,7 @@ impl Session {
     /// through `probe` (which the write's settle goes on using).
     pub(crate) fn mark_write(&self, probe: &mut GroupProbe) {
         let group = crate::pty::foreground_group(self.master.get_ref()).and_then(|pgrp| {
-            let members = self.group.members(pgrp, false);
+            let members = self.group.members(pgrp, crate::procfs::Lookup::Known);
             probe.sample(&members).map(|sample| (pgrp, sample.runs))
         });
         let mark = WriteMark {

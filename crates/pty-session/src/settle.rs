@@ -23,7 +23,7 @@ use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
 use crate::blocked::Verdict;
-use crate::procfs::{GroupProbe, GroupSample};
+use crate::procfs::{GroupProbe, GroupSample, Lookup};
 use crate::request::{SettleOptions, limits};
 use crate::session::Session;
 use crate::timer::FineTimer;
@@ -184,8 +184,8 @@ pub(crate) async fn settle(
                 last_write: None,
             }
         };
-        if let Some(rescan) = settler.wants_look(&seen) {
-            seen.group = Some(look(session, &mut probe, rescan));
+        if let Some(lookup) = settler.wants_look(&seen) {
+            seen.group = Some(look(session, &mut probe, lookup));
             seen.last_write = session.last_write().map(|mark| mark.at);
         }
         let wake = match settler.step(&seen) {
@@ -233,15 +233,15 @@ pub(crate) async fn settle(
 }
 
 /// One look at the foreground group: what [`Settler`] weighs.
-fn look(session: &Session, probe: &mut GroupProbe, rescan: bool) -> GroupLook {
+fn look(session: &Session, probe: &mut GroupProbe, lookup: Lookup) -> GroupLook {
     let master = session.master.get_ref();
     let Some(pgrp) = crate::pty::foreground_group(master) else {
         return GroupLook::Working;
     };
-    let members = session.group.members(pgrp, rescan);
+    let members = session.group.members(pgrp, lookup);
     let Some(GroupSample { verdict, runs }) = probe.sample(&members) else {
         // The members we knew are gone: look again next time.
-        session.group.members(pgrp, true);
+        session.group.members(pgrp, Lookup::All);
         return GroupLook::Working;
     };
     match verdict {
@@ -368,22 +368,25 @@ impl Settler {
         }
     }
 
-    /// Whether this step needs a look at the group, given what else was seen; `Some(true)`
-    /// when its members must be looked up afresh too: before input wait is confirmed (a
-    /// process that joined the group since the last lookup would be missed) and every
-    /// [`RESCAN`].
-    pub(crate) fn wants_look(&mut self, seen: &Seen) -> Option<bool> {
+    /// Whether this step needs a look at the group, given what else was seen, and how
+    /// freshly its members are to be looked up: all of them every [`RESCAN`], and the
+    /// processes started since before input wait is confirmed (one that joined the group
+    /// since the last lookup would be missed).
+    pub(crate) fn wants_look(&mut self, seen: &Seen) -> Option<Lookup> {
         if !self.input_wait || seen.exit.is_some() || seen.matched {
             return None;
         }
         let due = self
             .scanned
             .is_none_or(|at| seen.now.duration_since(at) >= RESCAN);
-        let rescan = due || self.candidate.is_some();
-        if rescan {
+        if due {
             self.scanned = Some(seen.now);
+            Some(Lookup::All)
+        } else if self.candidate.is_some() {
+            Some(Lookup::New)
+        } else {
+            Some(Lookup::Known)
         }
-        Some(rescan)
     }
 
     /// The state changed at `now` (seen by the driver while it slept).
@@ -783,11 +786,12 @@ mod tests {
             group,
             last_write: None,
         };
-        assert_eq!(settler.wants_look(&seen(us(0), None)), Some(true));
+        assert_eq!(settler.wants_look(&seen(us(0), None)), Some(Lookup::All));
         settler.step(&seen(us(0), Some(GroupLook::Working)));
-        assert_eq!(settler.wants_look(&seen(us(20), None)), Some(false));
+        assert_eq!(settler.wants_look(&seen(us(20), None)), Some(Lookup::Known));
         settler.step(&seen(us(20), Some(input(us(20)))));
-        // A candidate: the next look refreshes the members (a process may have joined).
-        assert_eq!(settler.wants_look(&seen(us(40), None)), Some(true));
+        // A candidate: the next look adds processes started since (one may have joined).
+        assert_eq!(settler.wants_look(&seen(us(40), None)), Some(Lookup::New));
+        assert_eq!(settler.wants_look(&seen(ms(60), None)), Some(Lookup::All));
     }
 }

@@ -547,7 +547,12 @@ pub(crate) enum Verdict {
 /// Weighs the waits of every task of a group, each given with its process. A task that
 /// waits on other members waits for the person if they all do: those are found from
 /// the members that wait on the terminal directly, outward.
-pub(crate) fn verdict(tasks: &[(i32, TaskWait)]) -> Verdict {
+///
+/// `key_timeout`: the last thing written into the terminal was a lone Escape, so a short
+/// timer on the terminal may be the program waiting out a key's sequence (vim leaves
+/// insert mode only then); otherwise such timers (node's REPL sets one after it prints)
+/// say nothing about the person.
+pub(crate) fn verdict(tasks: &[(i32, TaskWait)], key_timeout: bool) -> Verdict {
     use std::collections::HashSet;
     // The processes that wait for the person: grown from the direct ones until no more
     // join. A process joins when none of its tasks works or is unreadable and each of its
@@ -583,7 +588,7 @@ pub(crate) fn verdict(tasks: &[(i32, TaskWait)]) -> Verdict {
             return Verdict::Working;
         }
         cannot_tell |= wait.unknown || (wait.terminal && elsewhere);
-        any_soon |= wait.soon;
+        any_soon |= wait.soon && key_timeout;
         any_terminal |= wait.terminal;
     }
     // A timer about to fire matters only where someone waits for the person: a group
@@ -709,8 +714,22 @@ mod tests {
             ),
         ];
         for (what, tasks, want) in cases {
-            assert_eq!(verdict(tasks), *want, "{what}");
+            assert_eq!(verdict(tasks, true), *want, "{what}");
         }
+    }
+
+    #[test]
+    fn short_timers_count_only_after_a_lone_escape() {
+        let waits = [(
+            1,
+            TaskWait {
+                terminal: true,
+                soon: true,
+                ..TaskWait::default()
+            },
+        )];
+        assert_eq!(verdict(&waits, true), Verdict::CannotTell);
+        assert_eq!(verdict(&waits, false), Verdict::Input);
     }
 
     #[test]

@@ -128,25 +128,69 @@ fn list_tasks(pid: i32) -> std::io::Result<impl Iterator<Item = i32>> {
 /// lookup reads `/proc`, so a send must not pay for one each time.
 #[derive(Default)]
 pub(crate) struct GroupCache {
-    /// The group's id and members. Short lock, no `.await` while held; a refill reads
-    /// `/proc` synchronously (bounded: the group's pids, or one listing of `/proc`).
-    members: std::sync::Mutex<Option<(i32, Vec<i32>)>>,
+    /// The group's id, its members, and the last pid handed out when they were looked up.
+    /// Short lock, no `.await` while held; a refill reads `/proc` synchronously (bounded:
+    /// the group's pids, or one listing of `/proc`).
+    members: std::sync::Mutex<Option<(i32, Vec<i32>, i32)>>,
+}
+
+/// How freshly [`GroupCache::members`] looks the members up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lookup {
+    /// As last looked up, unless the group changed.
+    Known,
+    /// Also the processes started since the last lookup (one that joined the group since
+    /// would be missed): a probe of a few pids, unless many were handed out meanwhile.
+    New,
+    /// Afresh.
+    All,
 }
 
 impl GroupCache {
-    /// The members of process group `pgrp`, looked up afresh when the group changed or
-    /// when `rescan` asks (a member vanished, a settle is about to confirm input wait).
-    pub(crate) fn members(&self, pgrp: i32, rescan: bool) -> Vec<i32> {
+    /// The members of process group `pgrp`, looked up as `lookup` asks, and afresh when
+    /// the group changed.
+    pub(crate) fn members(&self, pgrp: i32, lookup: Lookup) -> Vec<i32> {
         let mut cache = self.members.lock().unwrap_or_else(|p| p.into_inner());
-        let stale = cache.as_ref().is_none_or(|(cached, _)| *cached != pgrp);
-        if stale || rescan {
-            *cache = Some((pgrp, group_members(pgrp)));
+        let last = last_pid();
+        let fresh = match cache.as_mut() {
+            Some((cached, members, scanned)) if *cached == pgrp => match (lookup, last) {
+                (Lookup::Known, _) => false,
+                (Lookup::New, Some(last)) if last >= *scanned && last - *scanned < PROBE_PIDS => {
+                    for pid in *scanned + 1..=last {
+                        if in_group(pid, pgrp) && !members.contains(&pid) {
+                            members.push(pid);
+                        }
+                    }
+                    *scanned = last;
+                    false
+                }
+                _ => true,
+            },
+            _ => true,
+        };
+        if fresh {
+            *cache = Some((pgrp, group_members(pgrp), last.unwrap_or(i32::MAX)));
         }
         cache
             .as_ref()
-            .map(|(_, members)| members.clone())
+            .map(|(_, members, _)| members.clone())
             .unwrap_or_default()
     }
+}
+
+/// Whether process `pid` (a process, not another's thread: a thread's id answers too)
+/// exists and is in group `pgrp`, from its `status` (`Tgid`, `NSpgid`).
+fn in_group(pid: i32, pgrp: i32) -> bool {
+    let Ok(status) = fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|value| value.split_whitespace().next()?.parse::<i32>().ok())
+    };
+    field("Tgid:") == Some(pid) && field("NSpgid:") == Some(pgrp)
 }
 
 /// Up to how many pids after a group's id are probed one by one rather than listed.
@@ -199,6 +243,9 @@ pub(crate) struct GroupProbe {
     /// A live task's `stat` could not be opened (no descriptor left, say): looks then
     /// never tell input wait, since that task may be running.
     incomplete: bool,
+    /// The last write into the terminal was a lone Escape: short timers on the terminal
+    /// may be a key's sequence timing out (see `blocked::verdict`).
+    key_timeout: bool,
 }
 
 /// The open records of one task.
@@ -232,6 +279,11 @@ impl GroupProbe {
             tty: tty.to_owned(),
             ..GroupProbe::default()
         }
+    }
+
+    /// Says whether the write this probe's settle follows ended with a lone Escape.
+    pub(crate) fn after_escape(&mut self, escape: bool) {
+        self.key_timeout = escape;
     }
 
     /// Samples the tasks of `members`. `None` when none of them exists any more.
@@ -363,7 +415,7 @@ impl GroupProbe {
                     (task.pid, wait)
                 })
                 .collect();
-            blocked::verdict(&waits)
+            blocked::verdict(&waits, self.key_timeout)
         };
         Look::Sample(Some(GroupSample { verdict, runs }))
     }
