@@ -22,6 +22,7 @@ mod screens;
 mod stats;
 mod sys;
 mod tmux;
+mod viewers;
 mod workloads;
 
 use std::path::PathBuf;
@@ -71,6 +72,8 @@ enum Workload {
     Reads,
     /// The cost of one look at a foreground group.
     Looks,
+    /// A flood watched by two viewers of `serve`, and a viewer's keystroke.
+    Viewers,
     /// `pty_screen` reads, and an agent's edit in vim.
     Screens,
 }
@@ -179,6 +182,7 @@ async fn run(args: &Args) -> Result<()> {
         Workload::Close,
         Workload::Reads,
         Workload::Looks,
+        Workload::Viewers,
         Workload::Screens,
     ];
     for workload in all {
@@ -196,6 +200,7 @@ async fn run(args: &Args) -> Result<()> {
             Workload::Close => workloads::close(&plan, &mut report).await,
             Workload::Reads => reads::reads(&plan, &mut report).await,
             Workload::Looks => looks::looks(&plan, &mut report).await,
+            Workload::Viewers => viewers::viewers(&plan, &mut report).await,
             Workload::Screens => screens::screens(&plan, &mut report).await,
         };
         ran.with_context(|| format!("workload {workload:?}"))?;

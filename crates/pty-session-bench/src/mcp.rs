@@ -53,6 +53,8 @@ pub struct Server {
     child: Child,
     /// Whether the client talks HTTP (the server then stops on SIGTERM, not on EOF).
     http: bool,
+    /// Where `serve` listens (HTTP only).
+    addr: Option<SocketAddr>,
 }
 
 impl Server {
@@ -73,17 +75,30 @@ impl Server {
             .enable_all()
             .build()
             .context("the client's runtime")?;
-        let (client, child) = if http {
-            runtime.block_on(Self::connect_http(binary))?
+        let (client, child, addr) = if http {
+            let (client, child, addr) = runtime.block_on(Self::connect_http(binary))?;
+            (client, child, Some(addr))
         } else {
-            runtime.block_on(Self::connect(binary))?
+            let (client, child) = runtime.block_on(Self::connect(binary))?;
+            (client, child, None)
         };
         Ok(Server {
             runtime: Some(runtime),
             client,
             child,
             http,
+            addr,
         })
+    }
+
+    /// Where `serve` listens, and its token (HTTP only).
+    pub fn http_addr(&self) -> Option<(SocketAddr, &'static str)> {
+        self.addr.map(|addr| (addr, TOKEN))
+    }
+
+    /// The server's pid.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
     }
 
     fn block_on<F: Future>(&self, future: F) -> F::Output {
@@ -111,7 +126,7 @@ impl Server {
 
     async fn connect_http(
         binary: &Path,
-    ) -> Result<(RunningService<RoleClient, BenchClient>, Child)> {
+    ) -> Result<(RunningService<RoleClient, BenchClient>, Child, SocketAddr)> {
         let mut child = Command::new(binary)
             .args(["serve", "--listen", "127.0.0.1:0"])
             .env("PTY_SESSION_TOKEN", TOKEN)
@@ -144,7 +159,7 @@ impl Server {
             .serve(StreamableHttpClientTransport::from_config(config))
             .await
             .context("MCP handshake over HTTP")?;
-        Ok((client, child))
+        Ok((client, child, addr))
     }
 
     /// Calls `tool`; fails on a protocol error or a tool error.

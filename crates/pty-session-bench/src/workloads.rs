@@ -343,7 +343,7 @@ pub async fn programs(plan: &Plan, report: &mut Report) -> Result<()> {
 }
 
 /// What `seq 1 n` writes through a PTY: each number, then `\r\n`.
-fn seq_bytes(n: u64) -> u64 {
+pub fn seq_bytes(n: u64) -> u64 {
     (1..=n).map(|i| i.to_string().len() as u64 + 2).sum()
 }
 
