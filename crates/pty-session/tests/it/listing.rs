@@ -48,9 +48,15 @@ async fn list_shows_every_session_of_the_owner_with_its_status() {
         .unwrap();
     assert!(age < Duration::from_secs(60), "{age:?}");
     assert!(list[0].started_at <= list[1].started_at && list[1].started_at <= list[2].started_at);
-    eventually("the shell's reply arrives", Duration::from_secs(30), || {
-        pty.list(&owner)[2].unread_lines >= 2
-    })
+    // bash writes the answer and its next prompt separately: wait for both.
+    eventually(
+        "the shell's reply and prompt arrive",
+        Duration::from_secs(30),
+        || {
+            let shell = &pty.list(&owner)[2];
+            shell.unread_lines >= 2 && shell.pending == "$ "
+        },
+    )
     .await;
     assert_eq!(pty.list(&owner)[2].pending, "$ ");
     let read = pty.tail(&owner, &shell.session_id, None).await.unwrap();
