@@ -14,6 +14,7 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 
 use crate::report::Report;
 use crate::stats::{Samples, median};
+use crate::workloads::{rate_str, rates_str, ratio_str};
 use crate::{Plan, mcp, raw};
 
 type Socket =
@@ -146,24 +147,13 @@ pub async fn viewers(plan: &Plan, report: &mut Report) -> Result<()> {
         &format!("people: `seq 1 {n}` watched by a web viewer and an attached terminal"),
         &format!("MCP HTTP `serve`, two WebSocket viewers, {} run(s)", ratios.len()),
         format!(
-            "{:.1} MB/s (runs: {}); chunks skipped for slow viewers per run: {:?}; peak server RSS {:.1} MiB",
-            median(&rates) / 1e6,
-            rates
-                .iter()
-                .map(|r| format!("{:.1}", r / 1e6))
-                .collect::<Vec<_>>()
-                .join(", "),
+            "{} MB/s (runs: {}); chunks skipped for slow viewers per run: {:?}; peak server RSS {:.1} MiB",
+            rate_str(median(&rates) / 1e6),
+            rates_str(&rates.iter().map(|r| r / 1e6).collect::<Vec<_>>()),
             skips,
             peak as f64 / 1024.0
         ),
-        format!(
-            "{ratio:.2}× raw (median of each run's ratio to the raw run before it: {})",
-            ratios
-                .iter()
-                .map(|r| format!("{r:.2}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        ratio_str(ratio, &ratios),
         "≥ 0.7× raw; RSS ≤ 64 MiB",
         (!plan.quick).then_some(ratio >= 0.7 && peak <= 64 * 1024),
     );

@@ -468,14 +468,7 @@ pub async fn bulk(plan: &Plan, report: &mut Report) -> Result<()> {
                 median(cpus),
                 mib(peak)
             ),
-            format!(
-                "{ratio:.2}× raw (median of each run's ratio to the raw run before it: {})",
-                ratios
-                    .iter()
-                    .map(|r| format!("{r:.2}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            ratio_str(ratio, &ratios),
             "≥ 0.8× raw; RSS ≤ 64 MiB",
             Some(ratio >= 0.8 && mib(peak) <= 64.0 && problems.is_empty()),
         );
@@ -520,11 +513,20 @@ fn rate(bytes: u64, secs: f64) -> f64 {
     bytes as f64 / 1e6 / secs
 }
 
-fn rate_str(rate: f64) -> String {
+/// `0.84× raw (median of each run's ratio to the raw run before it: 0.62, 0.91, …)`.
+pub fn ratio_str(ratio: f64, ratios: &[f64]) -> String {
+    let runs: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+    format!(
+        "{ratio:.2}× raw (median of each run's ratio to the raw run before it: {})",
+        runs.join(", ")
+    )
+}
+
+pub fn rate_str(rate: f64) -> String {
     format!("{rate:.1}")
 }
 
-fn rates_str(rates: &[f64]) -> String {
+pub fn rates_str(rates: &[f64]) -> String {
     rates
         .iter()
         .map(|r| rate_str(*r))

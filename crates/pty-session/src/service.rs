@@ -681,7 +681,12 @@ impl PtyService {
 
     /// Resizes the session's window (TIOCSWINSZ: the kernel sends the foreground group
     /// SIGWINCH), then the renderer and the screen follow. A size left out stays.
-    fn resize(&self, session: &Session, cols: Option<u64>, rows: Option<u64>) -> Result<()> {
+    pub(crate) fn resize(
+        &self,
+        session: &Session,
+        cols: Option<u64>,
+        rows: Option<u64>,
+    ) -> Result<()> {
         // Sends to a session are serialized, so the size read here is still the current
         // one when the ioctl is made, outside the lock.
         let (old_cols, old_rows) = session.state().window.size();

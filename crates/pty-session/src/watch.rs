@@ -161,15 +161,6 @@ impl PtyService {
                 status: exit.to_string(),
             });
         }
-        crate::pty::resize(session.master.get_ref(), cols, rows).map_err(|err| {
-            Error::NotRunning {
-                id: id.clone(),
-                status: format!("its terminal cannot be resized ({err})"),
-            }
-        })?;
-        let mut state = session.state();
-        state.window.resize(cols, rows);
-        state.renderer.resize(rows);
-        Ok(())
+        self.resize(&session, Some(u64::from(cols)), Some(u64::from(rows)))
     }
 }
