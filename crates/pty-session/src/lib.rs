@@ -91,6 +91,7 @@ mod error;
 mod keys;
 pub mod nofile;
 mod owner;
+mod plain;
 mod progress;
 mod record;
 mod render;

@@ -6,22 +6,30 @@
 //! start: 1,000 idle sessions would hold 240 MB. [`Emulator`] is started when the screen
 //! matters (the alternate screen goes on, or a caller asks for the screen) and is seeded
 //! with the session's recent output ([`RecentOutput`]), replayed from a line start, so
-//! it shows what the window showed; from then on it is fed every read.
+//! it shows what the window showed; from then on it is fed every read. Reads are queued
+//! and parsed when someone looks or the queue is full, leaving out what scrolls away
+//! unseen ([`crate::plain`]).
 
 use std::collections::VecDeque;
+use std::time::Instant;
 
 use alacritty_terminal::event::VoidListener;
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::cell::Flags;
 use alacritty_terminal::term::{Config, Term, TermMode};
-use alacritty_terminal::vte::ansi::Processor;
+use alacritty_terminal::vte::ansi::{Processor, Timeout};
 
 use crate::Status;
+use crate::plain::{self, Escapes};
 
 /// How much recent output a session without an emulator keeps for seeding one: several
 /// full frames of a 120×40 program (`top` draws one in about 7 KB, htop its first in 11).
 pub(crate) const RECENT_OUTPUT_BYTES: usize = 32 * 1024;
+
+/// How much output a running emulator lets wait before parsing it: enough that a flood's
+/// lines mostly scroll away unparsed, little beside the grid it feeds.
+pub(crate) const BACKLOG_BYTES: usize = 64 * 1024;
 
 /// What the terminal window shows now: [`PtyService::screen`](crate::PtyService::screen),
 /// and the `screen` of a reply while a full-screen program has the alternate screen on.
@@ -92,6 +100,8 @@ impl Dimensions for Size {
 pub(crate) struct Emulator {
     term: Term<VoidListener>,
     parser: Processor,
+    /// Follows the parser, for what [`feed_skipping`](Self::feed_skipping) may leave out.
+    escapes: Escapes,
     cols: u16,
     rows: u16,
 }
@@ -108,6 +118,7 @@ impl Emulator {
         Emulator {
             term: Term::new(config, &Size { cols, rows }, VoidListener),
             parser: Processor::new(),
+            escapes: Escapes::default(),
             cols,
             rows,
         }
@@ -125,13 +136,67 @@ impl Emulator {
     /// Feeds output as it came from the PTY.
     pub(crate) fn feed(&mut self, bytes: &[u8]) {
         self.parser.advance(&mut self.term, bytes);
+        self.escapes.advance(bytes, self.rows);
+    }
+
+    /// Feeds output as it came from the PTY, leaving out the middle of plain runs that
+    /// would scroll out of the window unseen: the screen ends the same as with
+    /// [`feed`](Self::feed) (see [`crate::plain`] for why).
+    pub(crate) fn feed_skipping(&mut self, bytes: &[u8]) {
+        let mut at = 0;
+        while at < bytes.len() {
+            if self.escapes.may_skip() && self.rows >= 2 {
+                let run = plain::run(&bytes[at..], self.rows);
+                if run.len > 0 {
+                    let run_end = at + run.len;
+                    match run.skip {
+                        Some(skip) => {
+                            self.feed(&bytes[at..at + skip.start]);
+                            let resume = if self.syncing() { skip.start } else { skip.end };
+                            self.feed(&bytes[at + resume..run_end]);
+                        }
+                        None => self.feed(&bytes[at..run_end]),
+                    }
+                    at = run_end;
+                    continue;
+                }
+            }
+            // Something else: feed it up to the next line's start, where a run may begin.
+            let end = bytes[at..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(bytes.len(), |i| at + i + 1);
+            self.feed(&bytes[at..end]);
+            at = end;
+        }
+    }
+
+    /// Whether a synchronized update (`ESC[?2026h`) holds output back.
+    fn syncing(&self) -> bool {
+        self.parser.sync_timeout().pending_timeout() || self.parser.sync_bytes_count() > 0
+    }
+
+    /// Ends a synchronized update that has outlived its timeout by `now`, as a terminal
+    /// does: a program that died inside one must not freeze the screen.
+    pub(crate) fn end_stale_sync(&mut self, now: Instant) {
+        if self
+            .parser
+            .sync_timeout()
+            .sync_timeout()
+            .is_some_and(|deadline| deadline <= now)
+        {
+            self.parser.stop_sync(&mut self.term);
+        }
     }
 
     /// Follows a new window size.
     pub(crate) fn resize(&mut self, cols: u16, rows: u16) {
         let (cols, rows) = (cols.max(1), rows.max(1));
-        self.term.resize(Size { cols, rows });
-        (self.cols, self.rows) = (cols, rows);
+        if (cols, rows) != (self.cols, self.rows) {
+            self.term.resize(Size { cols, rows });
+            self.escapes.resized();
+            (self.cols, self.rows) = (cols, rows);
+        }
     }
 
     /// Whether the alternate screen is on.
@@ -206,6 +271,8 @@ pub(crate) struct Window {
     cols: u16,
     rows: u16,
     emulator: Option<Box<Emulator>>,
+    /// Output for the running emulator, not yet parsed: at most [`BACKLOG_BYTES`].
+    backlog: Vec<u8>,
     recent: RecentOutput,
 }
 
@@ -216,6 +283,7 @@ impl Window {
             cols,
             rows,
             emulator: None,
+            backlog: Vec::new(),
             recent: RecentOutput::default(),
         }
     }
@@ -225,19 +293,39 @@ impl Window {
     /// alternate screen on) an emulator is started, seeded with the recent output, this
     /// feed included, so it draws from the line the program started drawing on.
     pub(crate) fn feed(&mut self, bytes: &[u8], start: bool, modes: KeyModes) {
-        if let Some(emulator) = &mut self.emulator {
-            emulator.feed(bytes);
+        if self.emulator.is_some() {
+            self.backlog.extend_from_slice(bytes);
+            if self.backlog.len() >= BACKLOG_BYTES {
+                self.catch_up();
+            }
             return;
         }
         self.recent.push(bytes);
         if start {
-            self.start(modes);
+            self.ensure(modes);
         }
     }
 
+    /// Parses the backlog.
+    fn catch_up(&mut self) {
+        if let Some(emulator) = &mut self.emulator {
+            emulator.feed_skipping(&self.backlog);
+        }
+        self.backlog.clear();
+    }
+
     /// Starts the emulator if there is none, from the recent output; `modes` are the key
-    /// modes the program set (maybe before the recent output began).
-    pub(crate) fn start(&mut self, modes: KeyModes) -> &mut Emulator {
+    /// modes the program set (maybe before the recent output began). Returns it up to
+    /// date at `now`.
+    pub(crate) fn start(&mut self, modes: KeyModes, now: Instant) -> &mut Emulator {
+        let emulator = self.ensure(modes);
+        emulator.end_stale_sync(now);
+        emulator
+    }
+
+    /// The emulator, started if there is none, with the backlog parsed.
+    fn ensure(&mut self, modes: KeyModes) -> &mut Emulator {
+        self.catch_up();
         let (cols, rows) = (self.cols, self.rows);
         let recent = &mut self.recent;
         self.emulator.get_or_insert_with(|| {
@@ -253,13 +341,17 @@ impl Window {
         })
     }
 
-    /// The emulator, if one runs.
-    pub(crate) fn emulator(&self) -> Option<&Emulator> {
-        self.emulator.as_deref()
+    /// The emulator up to date at `now`, if one runs.
+    pub(crate) fn emulator(&mut self, now: Instant) -> Option<&Emulator> {
+        self.catch_up();
+        let emulator = self.emulator.as_deref_mut()?;
+        emulator.end_stale_sync(now);
+        Some(emulator)
     }
 
-    /// Follows a new window size.
+    /// Follows a new window size; the output so far is parsed at the old one.
     pub(crate) fn resize(&mut self, cols: u16, rows: u16) {
+        self.catch_up();
         (self.cols, self.rows) = (cols, rows);
         if let Some(emulator) = &mut self.emulator {
             emulator.resize(cols, rows);
@@ -507,7 +599,9 @@ mod tests {
             renderer.feed(chunk, &mut out);
             window.feed(chunk, renderer.addresses_screen(), KeyModes::default());
         }
-        let seeded = window.emulator().expect("top started the emulator");
+        let seeded = window
+            .emulator(Instant::now())
+            .expect("top started the emulator");
         let mut live = Emulator::new(120, 40);
         live.feed(&shell);
         live.feed(top);
@@ -515,6 +609,197 @@ mod tests {
             seeded.snapshot(Status::Running),
             live.snapshot(Status::Running)
         );
+    }
+
+    /// One piece of output for the skipping property: lines of text (some long enough to
+    /// wrap, some with colours, tabs, wide characters), and everything that may make a
+    /// skip wrong — scroll regions, cursor moves, the alternate screen, strings,
+    /// synchronized updates, sequences cut short, cancels, resets.
+    fn piece() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let line = (0usize..30, 0usize..6, any::<bool>()).prop_map(|(width, kind, crlf)| {
+            let text: String = "abcdefghijklmnopqrstuvwxyz0123"[..width].into();
+            let text = match kind {
+                0 => format!("\x1b[3{}m{text}\x1b[0m", width % 8),
+                1 => format!("{text}\t|"),
+                2 => format!("日本{text}"),
+                3 => format!("{text}\x08\x08X"),
+                _ => text,
+            };
+            format!("{text}{}", if crlf { "\r\n" } else { "\n" }).into_bytes()
+        });
+        let lines = proptest::collection::vec(line, 1..40).prop_map(|lines| lines.concat());
+        let special: &[&[u8]] = &[
+            b"\x1b[2;4r",
+            b"\x1b[r",
+            b"\x1b[3;1H",
+            b"\x1b[7;1H",
+            b"\x1b[H",
+            b"\x1b[2J",
+            b"abcdefghijklmnopqrstuvwxyz0123456789\r\n",
+            b"\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n",
+            b"\x1b[A\x1b[A",
+            b"\x1b[?1049h",
+            b"\x1b[?1049l",
+            b"\x1b]0;title",
+            b"\x07",
+            b"\x1bP1$r",
+            b"\x1b\\",
+            b"\x1b[?2026h",
+            b"\x1b[?2026l",
+            b"\x1b[3",
+            b"\x1b[?6h",
+            b"\x1b[20h",
+            b"\x1b[4h",
+            b"\x1b[?7l",
+            b"\x1b(0",
+            b"\x0e",
+            b"\x0f",
+            b"\x18",
+            b"\x1bc",
+            b"\x1b[5b",
+            b"\x1bM",
+        ];
+        let special = proptest::sample::select(special).prop_map(<[u8]>::to_vec);
+        prop_oneof![lines, special]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// A window fed in chunks, its backlog parsed with runs' middles left out, shows
+        /// exactly what an emulator fed every byte shows.
+        #[test]
+        fn leaving_out_what_scrolls_away_changes_nothing(
+            pieces in proptest::collection::vec(piece(), 1..30),
+            chunk in 1usize..5000,
+            rows in 2u16..8,
+            looks in proptest::collection::vec(0usize..30, 0..3),
+        ) {
+            let bytes = pieces.concat();
+            let mut straight = Emulator::new(12, rows);
+            straight.feed(&bytes);
+            let mut skipping = Emulator::new(12, rows);
+            for piece in bytes.chunks(chunk) {
+                skipping.feed_skipping(piece);
+            }
+            proptest::prop_assert_eq!(
+                skipping.snapshot(Status::Running),
+                straight.snapshot(Status::Running)
+            );
+            proptest::prop_assert_eq!(skipping.key_modes(), straight.key_modes());
+            // Through a window, looking now and then.
+            let mut window = Window::new(12, rows);
+            let now = Instant::now();
+            window.start(KeyModes::default(), now);
+            for (i, piece) in pieces.iter().enumerate() {
+                window.feed(piece, false, KeyModes::default());
+                if looks.contains(&i) {
+                    window.emulator(now);
+                }
+            }
+            let seen = window.emulator(now).expect("started").snapshot(Status::Running);
+            proptest::prop_assert_eq!(seen, straight.snapshot(Status::Running));
+        }
+    }
+
+    /// Output that a careless skip would get wrong: each case breaks one condition of
+    /// [`crate::plain`].
+    #[test]
+    fn leaving_out_keeps_to_its_conditions() {
+        let lines = |from: usize, n: usize| -> Vec<u8> {
+            (from..from + n)
+                .flat_map(|i| format!("line {i}\r\n").into_bytes())
+                .collect()
+        };
+        let cases: Vec<(&str, Vec<u8>)> = vec![
+            // A scroll region with the cursor below it: line feeds stop on the last row.
+            (
+                "cursor below a scroll region",
+                [&b"\x1b[2;4r\x1b[5;1H"[..], &lines(0, 60)].concat(),
+            ),
+            // REP repeats the last character printed, which the left-out part printed.
+            (
+                "REP after blank lines",
+                [
+                    &b"first\r\n"[..],
+                    &lines(0, 60),
+                    &b"\r\n".repeat(30),
+                    b"\x1b[3b",
+                ]
+                .concat(),
+            ),
+            // Inside a string the lines print nothing.
+            (
+                "an open OSC",
+                [&b"\x1b]0;"[..], &lines(0, 60), b"\x07", &lines(60, 3)].concat(),
+            ),
+            // A sequence cut before the run: its first bytes end it.
+            (
+                "a CSI cut short",
+                [&b"\x1b[?1049"[..], &b"h\r\n"[..], &lines(0, 60)].concat(),
+            ),
+            // A synchronized update that outgrows its buffer is shown at that point.
+            (
+                "a synchronized update overflowing",
+                [&b"\x1b[?2026h"[..], &lines(0, 250_000)].concat(),
+            ),
+            // The column where the kept part starts.
+            (
+                "bare line feeds",
+                [&b"abcdefgh\n"[..], &b"x\n".repeat(60), &lines(0, 3)].concat(),
+            ),
+        ];
+        for (what, bytes) in cases {
+            let mut straight = Emulator::new(10, 8);
+            straight.feed(&bytes);
+            let mut skipping = Emulator::new(10, 8);
+            skipping.feed_skipping(&bytes);
+            assert_eq!(
+                skipping.snapshot(Status::Running),
+                straight.snapshot(Status::Running),
+                "{what}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_flood_is_mostly_left_out_and_shows_its_last_lines() {
+        let bytes: Vec<u8> = (1..=20_000)
+            .flat_map(|n| format!("{n}\r\n").into_bytes())
+            .collect();
+        let mut window = Window::new(80, 24);
+        window.start(KeyModes::default(), Instant::now());
+        for chunk in bytes.chunks(4093) {
+            window.feed(chunk, false, KeyModes::default());
+        }
+        let screen = window
+            .emulator(Instant::now())
+            .expect("started")
+            .snapshot(Status::Running);
+        assert_eq!(screen.lines.len(), 23);
+        assert_eq!(screen.lines[0], "19978");
+        assert_eq!(screen.lines[22], "20000");
+        assert_eq!(screen.cursor, Position { row: 23, col: 0 });
+    }
+
+    #[test]
+    fn a_synchronized_update_left_open_ends_at_its_timeout() {
+        let mut window = Window::new(80, 24);
+        let now = Instant::now();
+        window.start(KeyModes::default(), now);
+        window.feed(b"before\r\n\x1b[?2026hduring", false, KeyModes::default());
+        let held = window
+            .emulator(now)
+            .expect("started")
+            .snapshot(Status::Running);
+        assert_eq!(held.lines, ["before"]);
+        let later = now + std::time::Duration::from_secs(1);
+        let ended = window
+            .emulator(later)
+            .expect("started")
+            .snapshot(Status::Running);
+        assert_eq!(ended.lines, ["before", "during"]);
     }
 
     #[test]

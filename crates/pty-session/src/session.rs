@@ -108,7 +108,7 @@ impl State {
     pub(crate) fn screen(&mut self) -> crate::Screen {
         let status = self.status();
         self.window
-            .start(self.renderer.key_modes())
+            .start(self.renderer.key_modes(), Instant::now())
             .snapshot(status)
     }
 
@@ -119,9 +119,9 @@ impl State {
 
     /// How keys are to be encoded now: as the emulator's modes say, or, before one runs,
     /// as the renderer saw the program set them.
-    pub(crate) fn key_modes(&self) -> crate::screen::KeyModes {
+    pub(crate) fn key_modes(&mut self) -> crate::screen::KeyModes {
         self.window
-            .emulator()
+            .emulator(Instant::now())
             .map_or(self.renderer.key_modes(), |emulator| emulator.key_modes())
     }
 }
