@@ -172,6 +172,8 @@ pub struct Bulk {
     pub skipped: u64,
     /// The last completed line.
     pub last_line: String,
+    /// The screen's last row with text, read after the timing.
+    pub screen_bottom: String,
 }
 
 /// Runs `command` in a session and reads it as `reading` says.
@@ -211,6 +213,14 @@ pub async fn bulk(pty: &PtyService, command: &str, reading: Reading) -> Result<B
         }
     };
     let secs = start.elapsed().as_secs_f64();
+    let screen = pty.screen(&owner, &id)?;
+    let screen_bottom = screen
+        .lines
+        .iter()
+        .rev()
+        .find(|line| !line.is_empty())
+        .cloned()
+        .unwrap_or_default();
     pty.close(&owner, &id).await?;
     let last_line = last_line.lines().last().unwrap_or_default().to_owned();
     Ok(Bulk {
@@ -219,6 +229,7 @@ pub async fn bulk(pty: &PtyService, command: &str, reading: Reading) -> Result<B
         delivered,
         skipped,
         last_line,
+        screen_bottom,
     })
 }
 

@@ -400,6 +400,9 @@ pub async fn bulk(plan: &Plan, report: &mut Report) -> Result<()> {
                     bulk.total_lines, bulk.last_line
                 ));
             }
+            if bulk.screen_bottom != n.to_string() {
+                problems.push(format!("the screen ends {:?}", bulk.screen_bottom));
+            }
             if *reading == Reading::Tailed && bulk.delivered + bulk.skipped != n {
                 problems.push(format!(
                     "delivered {} + skipped {} ≠ {n}",
@@ -453,7 +456,8 @@ pub async fn bulk(plan: &Plan, report: &mut Report) -> Result<()> {
         let ratio = median(&ratios);
         let peak = hwms.iter().copied().max().unwrap_or(0);
         let lines = if problems.is_empty() {
-            "every run's last line `{n}` delivered, totalLines {n}".replace("{n}", &n.to_string())
+            "every run's last line `{n}` delivered and at the screen's bottom, totalLines {n}"
+                .replace("{n}", &n.to_string())
         } else {
             format!("PROBLEMS: {}", problems.join("; "))
         };
