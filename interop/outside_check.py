@@ -13,17 +13,9 @@ import asyncio, json, os, socket, subprocess, sys, tempfile, time
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from tally import check, finish
+
 BIN = sys.argv[1] if len(sys.argv) > 1 else "target/release/pty-session"
-failures = []
-passed = [0]
-
-
-def check(rule, ok, detail=""):
-    print(("PASS " if ok else "FAIL ") + rule + ("" if ok else f"  -- {detail}"))
-    if ok:
-        passed[0] += 1
-    else:
-        failures.append(rule)
 
 
 async def call(s, tool, **args):
@@ -188,7 +180,6 @@ async def http():
 async def main():
     await stdio()
     await http()
-    print(f"\n{passed[0]} passed, {len(failures)} failed")
-    sys.exit(1 if failures else 0)
+    finish()
 
 asyncio.run(main())

@@ -13,14 +13,9 @@ import asyncio, sys, time
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from tally import check, finish
+
 BIN = sys.argv[1] if len(sys.argv) > 1 else "target/debug/pty-session"
-failures = []
-
-
-def check(rule, ok, detail=""):
-    print(("PASS " if ok else "FAIL ") + rule + ("" if ok else f"  -- {detail}"))
-    if not ok:
-        failures.append(rule)
 
 
 async def main():
@@ -61,7 +56,7 @@ async def main():
             await s.call_tool("pty_close", {"id": sid})
             print(f"{len(seen)} notifications in {took:.1f} s: "
                   + "; ".join(f"{v:.0f} ms {m!r}" for _, v, m in seen))
-    sys.exit(1 if failures else 0)
+    finish()
 
 
 asyncio.run(main())

@@ -14,17 +14,9 @@ import asyncio, os, shutil, subprocess, sys, tempfile
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from tally import check, finish
+
 BIN = sys.argv[1] if len(sys.argv) > 1 else "target/release/pty-session"
-failures = []
-passed = [0]
-
-
-def check(rule, ok, detail=""):
-    print(("PASS " if ok else "FAIL ") + rule + ("" if ok else f"  -- {detail}"))
-    if ok:
-        passed[0] += 1
-    else:
-        failures.append(rule)
 
 
 def saw(text, rows=None):
@@ -44,12 +36,13 @@ async def call(s, tool, **args):
 
 
 async def press(s, sid, *keys):
-    """Presses keys and waits until the program has been quiet for 600 ms."""
-    return await call(s, "pty_send", id=sid, keys=list(keys), settle="quiet", quietMs=600, timeoutMs=15000)
+    """Presses keys and waits as an agent would, by default (until the program waits for
+    input again, or exits)."""
+    return await call(s, "pty_send", id=sid, keys=list(keys), timeoutMs=15000)
 
 
 def slow_open(**args):
-    return dict(settle="quiet", quietMs=1000, timeoutMs=15000, **args)
+    return dict(timeoutMs=15000, **args)
 
 
 async def vim(s, dir):
@@ -219,7 +212,6 @@ async def main():
             for step in (vim(s, dir), killed_vim(s), less(s, dir), htop(s), git_commit(s, dir), top(s), nano(s, dir), resize(s)):
                 await step
     shutil.rmtree(dir, ignore_errors=True)
-    print(f"\n{passed[0]} passed, {len(failures)} failed")
-    sys.exit(1 if failures else 0)
+    finish()
 
 asyncio.run(main())
