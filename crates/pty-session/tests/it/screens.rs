@@ -5,18 +5,16 @@ use pty_session::{OpenRequest, Position, Screen, SendRequest, Sent, Settle, Stat
 
 use crate::support::*;
 
-/// Presses `keys` and waits until the program is quiet for 600 ms, which a program
-/// redrawing its screen on a loaded machine stays within.
+/// Presses `keys` and waits as by default: until the program waits for a key again. (A
+/// quiet settle returned while vim sat in `fsync` after `:w` on a loaded machine, its
+/// message half drawn.)
 async fn press(
     pty: &pty_session::PtyService,
     owner: &pty_session::Owner,
     id: &pty_session::SessionId,
     keys: &[&str],
 ) -> Sent {
-    let request = SendRequest::keys(keys.iter().copied())
-        .settle(Settle::Quiet)
-        .quiet_ms(600)
-        .timeout_ms(15_000);
+    let request = SendRequest::keys(keys.iter().copied()).timeout_ms(15_000);
     match pty.send(owner, id, request).await {
         Ok(sent) => sent,
         Err(err) => panic!("pressing {keys:?} failed: {err}"),
@@ -46,10 +44,7 @@ async fn vim_edits_a_file_with_the_screen_in_every_reply() {
     let opened = open(
         &pty,
         &owner,
-        OpenRequest::new(format!("vim --clean {path}"))
-            .settle(Settle::Quiet)
-            .quiet_ms(1_000)
-            .timeout_ms(15_000),
+        OpenRequest::new(format!("vim --clean {path}")).timeout_ms(15_000),
     )
     .await;
     let id = &opened.session_id;
@@ -109,10 +104,7 @@ async fn a_killed_vim_leaves_the_alternate_screen_at_reset() {
         .send(
             &owner,
             id,
-            SendRequest::new("vim --clean")
-                .settle(Settle::Quiet)
-                .quiet_ms(1_000)
-                .timeout_ms(15_000),
+            SendRequest::new("vim --clean").timeout_ms(15_000),
         )
         .await
         .unwrap();
@@ -186,15 +178,7 @@ async fn less_searches_and_quits() {
 #[tokio::test]
 async fn htop_shows_its_header_and_processes_and_quits_on_f10() {
     let (pty, owner) = service();
-    let opened = open(
-        &pty,
-        &owner,
-        OpenRequest::new("htop")
-            .settle(Settle::Quiet)
-            .quiet_ms(1_000)
-            .timeout_ms(15_000),
-    )
-    .await;
+    let opened = open(&pty, &owner, OpenRequest::new("htop").timeout_ms(15_000)).await;
     let screen = opened
         .screen
         .as_ref()
@@ -249,8 +233,6 @@ async fn git_commit_with_vim_as_the_editor() {
         OpenRequest::new("git -c user.name=Agent -c user.email=agent@example.com commit")
             .cwd(&dir.0)
             .env("EDITOR", "vim --clean")
-            .settle(Settle::Quiet)
-            .quiet_ms(1_000)
             .timeout_ms(15_000),
     )
     .await;
@@ -324,10 +306,7 @@ async fn nano_types_writes_and_exits() {
     let opened = open(
         &pty,
         &owner,
-        OpenRequest::new(format!("nano {path}"))
-            .settle(Settle::Quiet)
-            .quiet_ms(1_000)
-            .timeout_ms(15_000),
+        OpenRequest::new(format!("nano {path}")).timeout_ms(15_000),
     )
     .await;
     let id = &opened.session_id;
