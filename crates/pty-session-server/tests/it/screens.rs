@@ -16,7 +16,7 @@ async fn vim_through_mcp_with_keys_and_the_screen() {
     let opened = call(
         client,
         "pty_open",
-        json!({"command": "vim --clean notes.txt", "cwd": dir, "settle": "quiet", "quietMs": 1000}),
+        json!({"command": "vim --clean notes.txt", "cwd": dir, "timeoutMs": 15000}),
     )
     .await;
     let value = ok(&opened);
@@ -38,7 +38,7 @@ async fn vim_through_mcp_with_keys_and_the_screen() {
     let sent = call(
         client,
         "pty_send",
-        json!({"id": id, "keys": ["o", "added by keys", "Escape"], "settle": "quiet", "quietMs": 600}),
+        json!({"id": id, "keys": ["o", "added by keys", "Escape"], "timeoutMs": 15000}),
     )
     .await;
     let value = ok(&sent);
@@ -53,7 +53,7 @@ async fn vim_through_mcp_with_keys_and_the_screen() {
     let sent = call(
         client,
         "pty_send",
-        json!({"id": id, "keys": ["Up"], "settle": "quiet", "quietMs": 600}),
+        json!({"id": id, "keys": ["Up"], "timeoutMs": 15000}),
     )
     .await;
     assert_eq!(ok(&sent)["cursor"]["row"], 0);
@@ -77,7 +77,7 @@ async fn vim_through_mcp_with_keys_and_the_screen() {
     let sent = call(
         client,
         "pty_send",
-        json!({"id": id, "keys": [":wq", "Enter"], "settle": "quiet", "quietMs": 600}),
+        json!({"id": id, "keys": [":wq", "Enter"], "timeoutMs": 15000}),
     )
     .await;
     let value = ok(&sent);
