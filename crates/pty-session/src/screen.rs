@@ -318,12 +318,13 @@ impl Window {
         }
     }
 
-    /// Parses the backlog.
+    /// Parses the backlog, and lets its memory go: a session that was looked at holds
+    /// none.
     fn catch_up(&mut self) {
+        let backlog = std::mem::take(&mut self.backlog);
         if let Some(emulator) = &mut self.emulator {
-            emulator.feed_skipping(&self.backlog);
+            emulator.feed_skipping(&backlog);
         }
-        self.backlog.clear();
     }
 
     /// Starts the emulator if there is none, from the recent output; `modes` are the key
