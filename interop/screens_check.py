@@ -119,8 +119,12 @@ async def less(s, dir):
     check("less: q leaves", o.get("status") == "exited" and o.get("exitCode") == 0 and not o.get("altScreen"), o)
 
 
-async def htop(s):
-    err, o, _ = await call(s, "pty_open", command="htop", **slow_open())
+async def htop(s, dir):
+    # A home of its own: htop reads its layout from the user's config and writes it back.
+    home = os.path.join(dir, "htop-home")
+    os.makedirs(home, exist_ok=True)
+    err, o, _ = await call(s, "pty_open", command="htop", env={"HOME": home, "XDG_CONFIG_HOME": home},
+                           **slow_open())
     sid = o.get("sessionId")
     rows = o.get("screen", "").split("\n")
     header = next((i for i, row in enumerate(rows) if "PID USER" in row), None)
@@ -209,7 +213,7 @@ async def main():
     async with stdio_client(params) as (r, w):
         async with ClientSession(r, w) as s:
             await s.initialize()
-            for step in (vim(s, dir), killed_vim(s), less(s, dir), htop(s), git_commit(s, dir), top(s), nano(s, dir), resize(s)):
+            for step in (vim(s, dir), killed_vim(s), less(s, dir), htop(s, dir), git_commit(s, dir), top(s), nano(s, dir), resize(s)):
                 await step
     shutil.rmtree(dir, ignore_errors=True)
     finish()

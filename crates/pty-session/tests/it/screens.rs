@@ -178,7 +178,15 @@ async fn less_searches_and_quits() {
 #[tokio::test]
 async fn htop_shows_its_header_and_processes_and_quits_on_f10() {
     let (pty, owner) = service();
-    let opened = open(&pty, &owner, OpenRequest::new("htop").timeout_ms(15_000)).await;
+    // htop reads its layout from, and writes it back to, the user's config on quit: a
+    // home of its own keeps the header as this test expects and the user's file untouched.
+    let home_dir = TempDir::new("htop-home");
+    let home = home_dir.0.to_str().expect("a UTF-8 temp path");
+    let request = OpenRequest::new("htop")
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home)
+        .timeout_ms(15_000);
+    let opened = open(&pty, &owner, request).await;
     let screen = opened
         .screen
         .as_ref()
