@@ -255,7 +255,9 @@ step("narrow container", geometry);
 assert(geometry.right <= geometry.viewport + 0.5, "the last column inside the frame", geometry);
 
 // A person types 6*7 and Enter in the view; the agent's next pty_tail holds both.
-await inView(0, "(window.focus(), document.querySelector('.xterm-helper-textarea').focus(), true)");
+// Keys go to the focused frame: focus the terminal until the view's document has it.
+await waitFor("the terminal focused", () => inView(0, `(() => { const input = document.querySelector('.xterm-helper-textarea');
+  window.focus(); input.focus(); return document.hasFocus() && document.activeElement === input; })()`));
 await page("Input.insertText", { text: "6*7" });
 await page("Input.dispatchKeyEvent", { type: "keyDown", key: "Enter", code: "Enter", windowsVirtualKeyCode: 13, text: "\r" });
 await page("Input.dispatchKeyEvent", { type: "keyUp", key: "Enter", code: "Enter", windowsVirtualKeyCode: 13 });
