@@ -222,7 +222,8 @@ fn web_test_packages() -> PathBuf {
 /// client carrying the view's `tools/call`. The handshake fits the SDK's schemas; what a
 /// person types reaches the program and stays the agent's to read; a narrow container
 /// shows every column; an agent's resize re-sends the view's size; an unknown request
-/// gets method-not-found; after `pty_close` or a teardown the view calls nothing more.
+/// gets method-not-found; after `pty_close`, the program's exit or a teardown the view
+/// calls nothing more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mcp_app_under_the_sdk_host_types_without_reading_and_stops() {
     let dir = scratch("mcp-app");

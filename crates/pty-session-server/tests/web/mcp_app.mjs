@@ -311,6 +311,20 @@ step("after ui/resource-teardown", { answer: torn, toolCallsWithin2s: afterTeard
 assert(afterTeardown === 0, "no tools/call after teardown", calls.slice(-3));
 await tool("pty_close", { id: second.sessionId });
 
+// The program exits: a third view shows how it ended and stops calling.
+const third = await tool("pty_open", { command: "python3 -q" });
+await mount(2, "exits", third.sessionId, 900, 400);
+await waitFor("the prompt in the third view", () => inView(2, `${screenText}.includes('>>> ')`));
+await tool("pty_send", { id: third.sessionId, data: "exit(3)" });
+const exited = await waitFor("the view to show the exit", () => inView(2, `document.documentElement.dataset.ended === 'true' && ${stateText}`));
+count = calls.filter((c) => c.view === "exits").length;
+await new Promise((r) => setTimeout(r, 2000));
+const afterExit = calls.filter((c) => c.view === "exits").length - count;
+step("after the program exited", { state: exited, toolCallsWithin2s: afterExit });
+assert(exited.includes("exit code 3"), "the view says how it ended", exited);
+assert(afterExit === 0, "no tools/call after the exit", calls.slice(-3));
+await tool("pty_close", { id: third.sessionId });
+
 // The idle schedule, a pure function of the view: 0.5 s while the screen changes, twice
 // as long after each unchanged look, at most 2 s.
 const schedule = await inView(1, `(() => { const { nextDelay } = window.ptySessionView; let d = 500; const out = [];
