@@ -5,8 +5,10 @@
 //! URI returns one HTML document (xterm.js and the view's script inlined, as a sandboxed
 //! frame loads nothing else) with the MIME type `text/html;profile=mcp-app` and a CSP in
 //! its `_meta` that allows no outside origin. The view follows the session through the
-//! host's bridge: `pty_screen` for what the window shows, `pty_send` for what the person
-//! types. A host without MCP Apps ignores all of it.
+//! host's bridge: `pty_screen` for what the window shows, `pty_send` with `read: false`
+//! for what the person types, so the agent's unread lines stay unread. It polls less
+//! while the screen stays the same and stops once the session ended or the host tore it
+//! down. A host without MCP Apps ignores all of it.
 
 use std::sync::LazyLock;
 
@@ -32,10 +34,10 @@ static HTML: LazyLock<String> = LazyLock::new(|| {
         .replace("/*VIEW_JS*/", VIEW_JS)
 });
 
-/// The `_meta` of a tool shown with the view: the current key and the flat one that
-/// earlier hosts read.
+/// The `_meta` of a tool shown with the view (`_meta.ui.resourceUri`; the flat
+/// `"ui/resourceUri"` key of the extension's drafts is deprecated and left out).
 pub fn tool_meta() -> MetaObject {
-    object(json!({"ui": {"resourceUri": URI}, "ui/resourceUri": URI}))
+    object(json!({"ui": {"resourceUri": URI}}))
 }
 
 /// The view as `resources/list` shows it.

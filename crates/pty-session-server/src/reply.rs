@@ -104,7 +104,11 @@ pub fn sent(id: &str, result: &SendResult) -> CallToolResult {
     status.pending(&result.pending);
     status.alt_screen(result.alt_screen);
     status.cursor(result.cursor);
-    let text = status.after_screen(&result.delta, result.screen.as_deref());
+    if result.delta.is_none() {
+        status.part("output left unread (read: false)");
+    }
+    let delta = result.delta.as_deref().unwrap_or_default();
+    let text = status.after_screen(delta, result.screen.as_deref());
     success(result, text)
 }
 
@@ -349,7 +353,7 @@ mod tests {
             sent(
                 "abcd2345",
                 &SendResult {
-                    delta: "line 9\n".into(),
+                    delta: Some("line 9\n".into()),
                     status: "exited",
                     exit: ExitFields {
                         exit_code: None,

@@ -222,6 +222,9 @@ pub struct SendArgs {
     /// Resize to this many rows first.
     #[schemars(range(min = 1, max = 1000))]
     pub rows: Option<u64>,
+    /// Read the new lines into delta (default true); false only types: no delta, and
+    /// the lines stay unread for the next pty_send or pty_tail.
+    pub read: Option<bool>,
 }
 }
 
@@ -352,7 +355,8 @@ impl SendArgs {
             (Some(cols), None) => request.cols(cols),
             (None, Some(rows)) => request.rows(rows),
             (None, None) => request,
-        };
+        }
+        .read(self.read.unwrap_or(true));
         Ok((self.id, apply_settle!(request, settle)))
     }
 }
@@ -463,8 +467,9 @@ impl OpenResult {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SendResult {
-    /// The lines not delivered before, each ending in "\n".
-    pub delta: String,
+    /// The lines not delivered before, each ending in "\n"; absent with read false.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delta: Option<String>,
     /// "running" or "exited".
     #[schemars(extend("enum" = ["running", "exited"]))]
     pub status: &'static str,
@@ -498,7 +503,7 @@ pub struct SendResult {
 impl SendResult {
     pub fn new(sent: Sent) -> SendResult {
         SendResult {
-            delta: sent.delta.text,
+            delta: sent.read.then_some(sent.delta.text),
             status: sent.status.as_str(),
             exit: sent.status.into(),
             pending: sent.pending,

@@ -321,6 +321,8 @@ pub struct SendRequest {
     pub(crate) max_bytes: Option<u64>,
     pub(crate) settle: SettleOptions,
     pub(crate) cancel: Option<CancellationToken>,
+    /// Whether the reply reads the unread lines (see [`SendRequest::read`]).
+    pub(crate) read: bool,
 }
 
 /// The data is overwritten when the request is dropped (the service drops it when the
@@ -348,6 +350,7 @@ impl SendRequest {
             max_bytes: None,
             settle: SettleOptions::default(),
             cancel: None,
+            read: true,
         }
     }
 
@@ -395,6 +398,27 @@ impl SendRequest {
     pub fn submit(mut self, submit: bool) -> SendRequest {
         self.submit = submit;
         self
+    }
+
+    /// Whether the reply reads the output (default true). With `read(false)` the send
+    /// writes and settles as usual but reads nothing: [`Sent::delta`] is empty and the
+    /// session's cursor stays where it was, so the lines stay unread for the next reader
+    /// (an agent's next send or tail). For a writer that only types, such as a person's
+    /// view beside the agent's.
+    ///
+    /// ```
+    /// use pty_session::SendRequest;
+    /// let typed = SendRequest::new("6*7").read(false);
+    /// assert!(!typed.reads());
+    /// ```
+    pub fn read(mut self, read: bool) -> SendRequest {
+        self.read = read;
+        self
+    }
+
+    /// Whether the reply reads the output ([`read`](Self::read)).
+    pub fn reads(&self) -> bool {
+        self.read
     }
 
     budget_builders!();
@@ -530,8 +554,11 @@ pub struct Opened {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Sent {
-    /// The lines that arrived after the cursor (`delta`).
+    /// The lines that arrived after the cursor (`delta`); empty, the cursor left alone,
+    /// when the request did not [`read`](SendRequest::read).
     pub delta: Output,
+    /// Whether the output was read: false for [`SendRequest::read(false)`](SendRequest::read).
+    pub read: bool,
     /// Whether the process still runs.
     pub status: Status,
     /// The text after the last line end.

@@ -448,9 +448,14 @@ impl PtyService {
         let progress = request.settle.progress.as_ref();
         let settled = settle::settle(&session, &plan, base, probe, Some(cancel));
         let settled_by = progress::watch(&session, progress, start, settled).await?;
-        let reply = reply(&session, budget);
+        let reply = if request.read {
+            reply(&session, budget)
+        } else {
+            look(&session)
+        };
         Ok(Sent {
             delta: reply.output,
+            read: request.read,
             status: reply.status,
             pending: reply.pending,
             settled_by,
@@ -730,6 +735,17 @@ fn check_window(cols: Option<u64>, rows: Option<u64>) -> Result<()> {
 
 /// Delivers the unread lines within the budget, with the pending line, the status and
 /// the screen while the alternate screen is on.
+/// A reply without a read: the cursor stays, `output` is empty.
+fn look(session: &Session) -> Reply {
+    let mut state = session.state();
+    Reply {
+        output: Output::default(),
+        pending: state.renderer.pending(),
+        status: state.status(),
+        screen: state.alt_screen(),
+    }
+}
+
 fn reply(session: &Session, budget: Budget) -> Reply {
     let mut state = session.state();
     Reply {

@@ -263,3 +263,38 @@ async fn env_cwd_size_and_echo_reach_the_process() {
     let result = call(client, "pty_send", json!({"id": id, "data": "secret"})).await;
     assert_eq!(ok(&result)["delta"], "secret\n", "only cat's copy, no echo");
 }
+
+/// `read: false` types without reading: the reply has no `delta` and says the output was
+/// left unread; the agent's next `pty_tail` gets the input's echo and the answer.
+#[tokio::test]
+async fn a_send_with_read_false_leaves_the_output_unread() {
+    let server = stdio_server(&[]).await;
+    let client = &server.client;
+    let (id, _) = open(
+        client,
+        json!({"command": "bash --norc --noprofile -i", "env": {"PS1": "$ "}}),
+    )
+    .await;
+    let typed = call(
+        client,
+        "pty_send",
+        json!({"id": id, "data": "echo $((6*7))", "read": false}),
+    )
+    .await;
+    let value = ok(&typed);
+    assert!(value.get("delta").is_none(), "no delta: {value}");
+    assert_eq!(value["status"], "running");
+    let line = status_line(text(&typed));
+    assert!(line.contains("output left unread (read: false)"), "{line}");
+    assert_eq!(text(&typed), line, "nothing but the status line: {typed:?}");
+    let tail = call(client, "pty_tail", json!({"id": id})).await;
+    assert!(
+        ok(&tail)["text"]
+            .as_str()
+            .unwrap()
+            .contains("echo $((6*7))\n42\n"),
+        "{:?}",
+        ok(&tail)
+    );
+    call(client, "pty_close", json!({"id": id})).await;
+}

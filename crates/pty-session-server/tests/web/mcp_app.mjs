@@ -1,10 +1,19 @@
-// The MCP App in a browser, under a minimal host of this repository's that speaks the
-// bridge: the view (the HTML of resources/read, in a sandboxed iframe) is initialized,
-// told a pty_open result, and its tools/call requests are carried to the server's /mcp.
-// Run by tests/it/browser.rs, which opened the session and checks the program afterwards.
+// The MCP App in a browser under the official MCP Apps SDK's host side: AppBridge and
+// PostMessageTransport (app_host.js, bundled with esbuild), a sandbox proxy on a second
+// origin (sandbox.js) under the CSP that the SDK's example host builds from the
+// resource's _meta.ui.csp, and the SDK's MCP client carrying the view's tools/call to
+// pty-session. The same client is the agent: it opens the sessions, reads with pty_tail,
+// resizes and closes. Run by tests/it/browser.rs (npm ci in this folder first).
+// Prints one JSON line per step and {"ok":true} at the end; any failed check throws.
+import { createServer } from "node:http";
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { dirname, join } from "node:path";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { build } from "esbuild";
 import { connect } from "./cdp.mjs";
 
+const here = dirname(fileURLToPath(import.meta.url));
 const env = (name) => {
   const value = process.env[name];
   if (!value) throw new Error(`${name} is not set`);
@@ -13,44 +22,140 @@ const env = (name) => {
 const CDP_URL = env("CDP_URL");
 const MCP_URL = env("MCP_URL");
 const TOKEN = env("TOKEN");
-const SESSION_ID = env("SESSION_ID");
-const HTML = readFileSync(env("HTML_FILE"), "utf8");
+const CSP_KIND = process.env.CSP ?? "sdk";
 const DEADLINE_MS = 30000;
+const URI = "ui://pty-session/terminal";
 const step = (what, detail) => console.log(JSON.stringify({ step: what, ...detail }));
+function assert(condition, what, detail) {
+  if (!condition) throw new Error(`${what}: ${JSON.stringify(detail)}`);
+}
 
+// The agent and the host: one MCP client, the current protocol, the token's owner.
+const client = new Client({ name: "pty-session-test-host", version: "1" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+await client.connect(new StreamableHTTPClientTransport(new URL(MCP_URL), {
+  requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } },
+}));
+const tool = async (name, args) => {
+  const result = await client.callTool({ name, arguments: args });
+  assert(!result.isError, `${name} succeeds`, result.content);
+  return result.structuredContent;
+};
+
+// The tools name the view, the resource is an MCP App with a CSP of no outside origin.
+const { tools } = await client.listTools();
+for (const name of ["pty_open", "pty_screen"]) {
+  const meta = tools.find((t) => t.name === name)?._meta ?? {};
+  assert(meta.ui?.resourceUri === URI, `${name} names the view`, meta);
+  assert(!("ui/resourceUri" in meta), `${name} has no deprecated flat key`, meta);
+}
+const { contents } = await client.readResource({ uri: URI });
+const [resource] = contents;
+assert(resource.mimeType === "text/html;profile=mcp-app", "the MIME type", resource.mimeType);
+const csp = resource._meta?.ui?.csp;
+assert(csp && csp.connectDomains?.length === 0 && csp.resourceDomains?.length === 0, "no outside origin", csp);
+const html = resource.text;
+
+// The frame's Content-Security-Policy. "sdk": the policy the SDK's example host builds
+// from _meta.ui.csp (same origin and inline code, the listed domains, no frames, plugins
+// or base URI); "spec": the extension's restrictive default for a resource without one.
+function policy(kind, given) {
+  if (kind === "spec") {
+    return "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; " +
+      "img-src 'self' data:; media-src 'self' data:; connect-src 'none'";
+  }
+  const list = (domains) => (domains ?? []).filter((d) => !/[;\r\n'" ]/.test(d)).join(" ");
+  const resources = list(given?.resourceDomains);
+  const frames = list(given?.frameDomains);
+  const bases = list(given?.baseUriDomains);
+  return [
+    "default-src 'self' 'unsafe-inline'",
+    `script-src 'self' 'unsafe-inline' 'unsafe-eval' blob: data: ${resources}`.trim(),
+    `style-src 'self' 'unsafe-inline' blob: data: ${resources}`.trim(),
+    `img-src 'self' data: blob: ${resources}`.trim(),
+    `font-src 'self' data: blob: ${resources}`.trim(),
+    `media-src 'self' data: blob: ${resources}`.trim(),
+    `connect-src 'self' ${list(given?.connectDomains)}`.trim(),
+    `worker-src 'self' blob: ${resources}`.trim(),
+    frames ? `frame-src ${frames}` : "frame-src 'none'",
+    "object-src 'none'",
+    bases ? `base-uri ${bases}` : "base-uri 'none'",
+  ].join("; ");
+}
+
+// The host's origin: the page, the bundled AppBridge, /call. The sandbox's: sandbox.html.
+const bundle = await build({
+  entryPoints: [join(here, "app_host.js")], bundle: true, format: "esm", platform: "browser",
+  write: false, logLevel: "error",
+});
+const hostScript = bundle.outputFiles[0].text;
+const calls = [];
+const listen = (handler) => new Promise((resolve) => {
+  const server = createServer(handler);
+  server.listen(0, "127.0.0.1", () => resolve(server));
+});
+const body = (req) => new Promise((resolve) => {
+  let data = "";
+  req.on("data", (chunk) => (data += chunk));
+  req.on("end", () => resolve(data));
+});
+const hostServer = await listen(async (req, res) => {
+  if (req.url === "/") {
+    res.writeHead(200, { "Content-Type": "text/html" });
+    res.end('<!doctype html><html><body style="margin:0"><script type="module" src="/host.js"></script></body></html>');
+  } else if (req.url === "/host.js") {
+    res.writeHead(200, { "Content-Type": "text/javascript" });
+    res.end(hostScript);
+  } else if (req.url === "/call" && req.method === "POST") {
+    const { view, params } = JSON.parse(await body(req));
+    calls.push({ view, at: Date.now(), name: params.name, arguments: params.arguments });
+    const result = await client.callTool(params);
+    res.writeHead(200, { "Content-Type": "application/json" });
+    res.end(JSON.stringify(result));
+  } else {
+    res.writeHead(404).end();
+  }
+});
+const sandboxServer = await listen((req, res) => {
+  const url = new URL(req.url, "http://sandbox");
+  if (url.pathname === "/sandbox.html") {
+    const given = JSON.parse(url.searchParams.get("csp") ?? "null");
+    res.writeHead(200, {
+      "Content-Type": "text/html",
+      "Content-Security-Policy": policy(CSP_KIND, given),
+      "Cache-Control": "no-store",
+    });
+    res.end('<!doctype html><html><body style="margin:0;height:100vh"><script src="/sandbox.js"></script></body></html>');
+  } else if (url.pathname === "/sandbox.js") {
+    res.writeHead(200, { "Content-Type": "text/javascript" });
+    res.end(readFileSync(join(here, "sandbox.js")));
+  } else {
+    res.writeHead(404).end();
+  }
+});
+const hostUrl = `http://127.0.0.1:${hostServer.address().port}/`;
+const sandboxUrl = `http://127.0.0.1:${sandboxServer.address().port}/sandbox.html`;
+
+// The browser: one page on the host's origin.
 const cdp = await connect(CDP_URL);
 let nextId = 1;
 const waiting = new Map();
 const contexts = [];
-let calls = 0;
-const send = (method, params = {}, sessionId) =>
-  new Promise((resolve, reject) => {
-    const id = nextId++;
-    waiting.set(id, { resolve, reject });
-    cdp.send(JSON.stringify({ id, method, params, sessionId }));
-  });
-let page;
-let viewSession = null;
+const send = (method, params = {}, sessionId) => new Promise((resolve, reject) => {
+  const id = nextId++;
+  waiting.set(id, { resolve, reject });
+  cdp.send(JSON.stringify({ id, method, params, sessionId }));
+});
 cdp.onmessage = (event) => {
   const message = JSON.parse(event.data);
-  if (message.method === "Target.attachedToTarget" && message.params.targetInfo.type === "iframe") {
-    // Chromium runs a sandboxed frame in a process of its own: a target of its own.
-    viewSession = message.params.sessionId;
-    send("Runtime.runIfWaitingForDebugger", {}, viewSession).catch(() => {});
-  } else if (message.method === "Runtime.executionContextCreated") {
+  if (message.method === "Runtime.executionContextCreated") {
     contexts.push(message.params.context);
   } else if (message.method === "Runtime.executionContextDestroyed") {
     const gone = contexts.findIndex((c) => c.id === message.params.executionContextId);
     if (gone >= 0) contexts.splice(gone, 1);
   } else if (message.method === "Runtime.exceptionThrown") {
     console.error("page exception:", JSON.stringify(message.params.exceptionDetails));
-  } else if (message.method === "Runtime.bindingCalled" && message.params.name === "hostCall") {
-    const { id, params } = JSON.parse(message.params.payload);
-    calls++;
-    callTool(params).then((result) =>
-      page("Runtime.evaluate", {
-        expression: `__answer(${JSON.stringify(id)}, ${JSON.stringify(result)})`,
-      }));
+  } else if (message.method === "Runtime.consoleAPICalled" && message.params.type === "error") {
+    console.error("console:", JSON.stringify(message.params.args.map((a) => a.value ?? a.description)));
   }
   const entry = waiting.get(message.id);
   if (!entry) return;
@@ -58,126 +163,179 @@ cdp.onmessage = (event) => {
   if (message.error) entry.reject(new Error(JSON.stringify(message.error)));
   else entry.resolve(message.result);
 };
-
-// The host's side of tools/call: the server's /mcp, current protocol, with the token.
-let rpcId = 1;
-async function callTool(params) {
-  const response = await fetch(MCP_URL, {
-    method: "POST",
-    headers: {
-      Authorization: `Bearer ${TOKEN}`,
-      "Content-Type": "application/json",
-      Accept: "application/json, text/event-stream",
-      "MCP-Protocol-Version": "2026-07-28",
-      "Mcp-Method": "tools/call",
-      "Mcp-Name": params.name,
-    },
-    // The current protocol has no initialize: each request says its version and the
-    // client's capabilities.
-    body: JSON.stringify({
-      jsonrpc: "2.0", id: rpcId++, method: "tools/call",
-      params: { ...params, _meta: {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": { name: "pty-session-test-host", version: "0" },
-      } },
-    }),
-  });
-  const text = await response.text();
-  const json = text.trim().startsWith("{")
-    ? JSON.parse(text)
-    : text.split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5)))
-        .find((m) => m.result || m.error);
-  if (!json?.result) throw new Error(`tools/call failed: ${text}`);
-  return json.result;
-}
-
 const { targetId } = await send("Target.createTarget", { url: "about:blank" });
 const { sessionId } = await send("Target.attachToTarget", { targetId, flatten: true });
-page = (method, params) => send(method, params, sessionId);
+const page = (method, params) => send(method, params, sessionId);
 await page("Runtime.enable");
-await page("Runtime.addBinding", { name: "hostCall" });
-await page("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: false, flatten: true });
-const { frameTree } = await page("Page.getFrameTree");
-const mainFrame = frameTree.frame.id;
+await page("Page.enable");
+// Focus as if the page were the window in front, whatever else the browser shows.
+await page("Emulation.setFocusEmulationEnabled", { enabled: true });
+await page("Page.bringToFront");
+await page("Emulation.setDeviceMetricsOverride", { width: 1400, height: 1000, deviceScaleFactor: 1, mobile: false });
+await page("Page.navigate", { url: hostUrl });
 
-// The host: one sandboxed frame (scripts only: no same origin), the bridge's host side.
-await page("Runtime.evaluate", {
-  expression: `(() => {
-    const frame = document.createElement('iframe');
-    frame.sandbox = 'allow-scripts';
-    frame.style.width = '1100px';
-    frame.style.height = '760px';
-    frame.srcdoc = ${JSON.stringify(HTML)};
-    document.body.append(frame);
-    const post = (message) => frame.contentWindow.postMessage({ jsonrpc: '2.0', ...message }, '*');
-    window.__seen = [];
-    window.__answer = (id, result) => post({ id, result });
-    window.addEventListener('message', (event) => {
-      if (event.source !== frame.contentWindow) return;
-      const m = event.data;
-      window.__seen.push(m.method);
-      if (m.method === 'ui/initialize') {
-        post({ id: m.id, result: { protocolVersion: '2026-01-26',
-          hostInfo: { name: 'pty-session-test-host', version: '0' },
-          hostCapabilities: { serverTools: {} }, hostContext: { theme: 'dark' } } });
-      } else if (m.method === 'ui/notifications/initialized') {
-        post({ method: 'ui/notifications/tool-input', params: { arguments: { command: 'python3 -q' } } });
-        post({ method: 'ui/notifications/tool-result', params: {
-          content: [{ type: 'text', text: 'opened' }],
-          structuredContent: { sessionId: ${JSON.stringify(SESSION_ID)} } } });
-      } else if (m.method === 'tools/call') {
-        hostCall(JSON.stringify({ id: m.id, params: m.params }));
-      } else if (m.id !== undefined && m.method) {
-        post({ id: m.id, result: {} });
-      }
-    });
-  })()`,
-});
-
-async function inView(expression) {
-  if (viewSession) {
-    const { result } = await send("Runtime.evaluate", { expression, returnByValue: true }, viewSession);
-    return result.value;
-  }
-  // The newest default context of a frame other than the page's: the view's document
-  // (the frame's first, empty document has one too, which goes as the view loads).
-  const view = contexts.findLast((c) => c.auxData?.frameId !== mainFrame && c.auxData?.isDefault);
-  if (!view) return null;
-  const { result } = await page("Runtime.evaluate", {
-    expression, contextId: view.id, returnByValue: true,
+async function inPage(expression) {
+  const main = contexts.find((c) => c.auxData?.isDefault && c.origin === new URL(hostUrl).origin);
+  if (!main) return null;
+  const { result, exceptionDetails } = await page("Runtime.evaluate", {
+    expression, contextId: main.id, returnByValue: true, awaitPromise: true,
   });
+  if (exceptionDetails) throw new Error(JSON.stringify(exceptionDetails));
   return result.value;
 }
-
-async function waitFor(what, expression) {
+async function waitFor(what, probe) {
   const start = Date.now();
+  let last;
   for (;;) {
-    const value = await inView(expression).catch(() => null);
-    if (value) return value;
-    if (Date.now() - start > DEADLINE_MS) {
-      const seen = await page("Runtime.evaluate", { expression: "JSON.stringify(window.__seen)", returnByValue: true });
-      throw new Error(`timed out waiting for ${what}; the view got ${seen.result.value}, shows ` +
-        JSON.stringify(await inView("document.body.innerText").catch(() => null)));
-    }
+    last = await probe().catch((err) => `error: ${err.message}`);
+    if (last && !String(last).startsWith("error:")) return last;
+    if (Date.now() - start > DEADLINE_MS) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+await waitFor("the host page", () => inPage("Boolean(window.host)"));
 
+// The view's document: the inner frame of the sandbox frame of view `index`, reached
+// from the sandbox proxy's context (the same origin as the inner frame).
+async function inView(index, expression) {
+  const { frameTree } = await page("Page.getFrameTree");
+  const sandbox = frameTree.childFrames?.[index]?.frame;
+  if (!sandbox) return null;
+  const context = contexts.findLast((c) => c.auxData?.frameId === sandbox.id && c.auxData?.isDefault);
+  if (!context) return null;
+  const { result, exceptionDetails } = await page("Runtime.evaluate", {
+    expression: `(() => { const w = document.querySelector('iframe')?.contentWindow; if (!w?.document?.body) return null;
+      with (w) { return (${expression}); } })()`,
+    contextId: context.id, returnByValue: true,
+  });
+  if (exceptionDetails) throw new Error(JSON.stringify(exceptionDetails.exception?.description ?? exceptionDetails));
+  return result.value;
+}
 const screenText = "(document.querySelector('.xterm-rows')?.innerText ?? '')";
-await waitFor("the prompt in the view", `${screenText}.includes('>>> ')`);
-step("view shows the session", { screen: (await inView(screenText)).trimEnd(), toolCalls: calls });
+const stateText = "(document.getElementById('state')?.textContent ?? '')";
 
-await inView("document.querySelector('.xterm-helper-textarea').focus()");
+// A session wider than its container: 120 columns in a 640 px frame.
+const opened = await tool("pty_open", { command: "python3 -q", cols: 120, rows: 20 });
+const id = opened.sessionId;
+const WIDTH = 640;
+const hostContext = {
+  theme: "dark", displayMode: "inline", availableDisplayModes: ["inline"], platform: "web",
+  containerDimensions: { width: WIDTH, maxHeight: 900 },
+};
+const mount = (index, name, session, width, height) => inPage(`window.host.mount(${JSON.stringify({
+  name, sandboxUrl, width, height, hostContext: { ...hostContext, containerDimensions: { width, maxHeight: 900 } },
+  html, csp, toolInput: { command: "python3 -q" },
+  toolResult: { content: [{ type: "text", text: `[${session} running]` }], structuredContent: { sessionId: session } },
+})})`);
+const started = Date.now();
+await mount(0, "narrow", id, WIDTH, 480);
+
+// The handshake, as the SDK's host saw it.
+await waitFor("the prompt in the view", () => inView(0, `${screenText}.includes('>>> ')`));
+let report = await inPage("window.host.report('narrow')");
+// The proxy's own sandbox-proxy-ready aside, what the view sent.
+const methods = report.messages.map((m) => m.method).filter((m) => m !== "ui/notifications/sandbox-proxy-ready");
+step("handshake", { ms: Date.now() - started, methods: [...new Set(methods)], appCapabilities: report.appCapabilities });
+assert(report.initialized, "ui/notifications/initialized reached the bridge", methods);
+assert(methods.indexOf("ui/initialize") === 0, "ui/initialize comes first", methods);
+assert(methods.indexOf("ui/notifications/initialized") < methods.indexOf("tools/call"), "initialized before any tools/call", methods);
+assert(report.problems.length === 0, "every message fits the SDK's schemas", report.problems);
+assert(JSON.stringify(report.appCapabilities?.availableDisplayModes) === '["inline"]', "availableDisplayModes", report.appCapabilities);
+assert(report.sizes.length >= 1, "size-changed sent", report.sizes);
+const calledTools = new Set(calls.filter((c) => c.view === "narrow").map((c) => c.name));
+assert(!calledTools.has("pty_tail"), "the view never calls pty_tail", [...calledTools]);
+
+// Every column shows: the terminal is scaled into the container.
+const geometry = await waitFor("the scaled terminal", () => inView(0, `(() => {
+  const r = document.getElementById('terminal').getBoundingClientRect();
+  const scale = Number(document.documentElement.dataset.scale);
+  return scale < 1 ? { right: r.right, viewport: document.documentElement.clientWidth, scale } : null;
+})()`));
+step("narrow container", geometry);
+assert(geometry.right <= geometry.viewport + 0.5, "the last column inside the frame", geometry);
+
+// A person types 6*7 and Enter in the view; the agent's next pty_tail holds both.
+// Keys go to the focused frame: focus the terminal until the view's document has it.
+await waitFor("the terminal focused", () => inView(0, `(() => { const input = document.querySelector('.xterm-helper-textarea');
+  window.focus(); input.focus(); return document.hasFocus() && document.activeElement === input; })()`));
 await page("Input.insertText", { text: "6*7" });
-await page("Input.dispatchKeyEvent", {
-  type: "keyDown", key: "Enter", code: "Enter", windowsVirtualKeyCode: 13, text: "\r",
-});
+await page("Input.dispatchKeyEvent", { type: "keyDown", key: "Enter", code: "Enter", windowsVirtualKeyCode: 13, text: "\r" });
 await page("Input.dispatchKeyEvent", { type: "keyUp", key: "Enter", code: "Enter", windowsVirtualKeyCode: 13 });
-await waitFor("42 in the view", `${screenText}.split('\\n').some(line => line.trim() === '42')`);
-step("typed in the view", { screen: (await inView(screenText)).trimEnd(), toolCalls: calls });
+await waitFor("42 in the view", () => inView(0, `${screenText}.split('\\n').some((line) => line.trim() === '42')`)).catch(async (err) => {
+  console.error("the view at the timeout:", JSON.stringify(calls.filter((c) => c.name !== "pty_screen")), await inView(0, `${screenText} + '|' + ${stateText} + '|' + document.activeElement?.className + '|' + document.hasFocus()`));
+  throw err;
+});
+const sends = calls.filter((c) => c.view === "narrow" && c.name === "pty_send");
+assert(sends.length > 0 && sends.every((c) => c.arguments.read === false), "the view's sends do not read", sends);
+const tail = await tool("pty_tail", { id });
+step("agent's tail after the person typed", { text: tail.text, lines: tail.lines });
+assert(tail.text.includes("6*7") && tail.text.split("\n").includes("42"), "the agent's tail holds 6*7 and 42", tail);
+
+// The agent resizes: the view follows and tells the host its new size.
+const before = (await inPage("window.host.report('narrow')")).sizes.length;
+await tool("pty_send", { id, data: "", submit: false, rows: 30, timeoutMs: 1000 });
+const sizes = await waitFor("size-changed after the resize", async () => {
+  const now = (await inPage("window.host.report('narrow')")).sizes;
+  return now.length > before ? now : null;
+});
+step("resize re-sent size-changed", { sizes: sizes.map(({ width, height }) => ({ width, height })) });
+assert(sizes.at(-1).height > sizes[before - 1].height, "a taller view", sizes);
+
+// A request the extension does not define gets method-not-found.
+const unknown = await inPage("window.host.probeUnknown('narrow')");
+step("unknown host request", unknown);
+assert(unknown.code === -32601, "method not found", unknown);
+
+// The same, through the sandbox at the frame's own JSON-RPC: no answer of {} anywhere.
+report = await inPage("window.host.report('narrow')");
+assert(report.problems.length === 0, "still every message fits the SDK's schemas", report.problems);
+
+// pty_close: the view shows the session ended and stops calling.
+await tool("pty_close", { id });
+const ended = await waitFor("the view to show the end", () => inView(0, `document.documentElement.dataset.ended === 'true' && ${stateText}`));
+let count = calls.filter((c) => c.view === "narrow").length;
+await new Promise((r) => setTimeout(r, 2000));
+const after = calls.filter((c) => c.view === "narrow").length - count;
+step("after pty_close", { state: ended, toolCallsWithin2s: after });
+assert(after === 0, "no tools/call after the end", calls.slice(-3));
+
+// ui/resource-teardown: a second view stops calling at once.
+const second = await tool("pty_open", { command: "python3 -q" });
+await mount(1, "torn", second.sessionId, 900, 400);
+await waitFor("the prompt in the second view", () => inView(1, `${screenText}.includes('>>> ')`));
+const torn = await inPage("window.host.teardown('torn')");
+count = calls.filter((c) => c.view === "torn").length;
+await new Promise((r) => setTimeout(r, 2000));
+const afterTeardown = calls.filter((c) => c.view === "torn").length - count;
+step("after ui/resource-teardown", { answer: torn, toolCallsWithin2s: afterTeardown });
+assert(afterTeardown === 0, "no tools/call after teardown", calls.slice(-3));
+await tool("pty_close", { id: second.sessionId });
+
+// The program exits: a third view shows how it ended and stops calling.
+const third = await tool("pty_open", { command: "python3 -q" });
+await mount(2, "exits", third.sessionId, 900, 400);
+await waitFor("the prompt in the third view", () => inView(2, `${screenText}.includes('>>> ')`));
+await tool("pty_send", { id: third.sessionId, data: "exit(3)" });
+const exited = await waitFor("the view to show the exit", () => inView(2, `document.documentElement.dataset.ended === 'true' && ${stateText}`));
+count = calls.filter((c) => c.view === "exits").length;
+await new Promise((r) => setTimeout(r, 2000));
+const afterExit = calls.filter((c) => c.view === "exits").length - count;
+step("after the program exited", { state: exited, toolCallsWithin2s: afterExit });
+assert(exited.includes("exit code 3"), "the view says how it ended", exited);
+assert(afterExit === 0, "no tools/call after the exit", calls.slice(-3));
+await tool("pty_close", { id: third.sessionId });
+
+// The idle schedule, a pure function of the view: 0.5 s while the screen changes, twice
+// as long after each unchanged look, at most 2 s.
+const schedule = await inView(1, `(() => { const { nextDelay } = window.ptySessionView; let d = 500; const out = [];
+  for (const changed of [false, false, false, false, true, false]) { d = nextDelay(d, changed); out.push(d); } return out; })()`);
+step("idle schedule", { delays: schedule });
+assert(JSON.stringify(schedule) === "[1000,2000,2000,2000,500,1000]", "the schedule", schedule);
 
 await send("Target.closeTarget", { targetId });
 cdp.close();
+hostServer.close();
+sandboxServer.close();
+await client.close();
 console.log(JSON.stringify({ ok: true }));
 process.exit(0);

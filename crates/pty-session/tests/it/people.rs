@@ -251,3 +251,34 @@ async fn a_slow_watcher_is_skipped_ahead_never_buffered_for() {
     assert!(bytes <= 64 * 64 * 1024, "{bytes} bytes were kept for it");
     pty.close(&owner, &opened.session_id).await.unwrap();
 }
+
+/// A writer that only types (`read(false)`): the program gets the keys, the reply reads
+/// nothing, and the lines stay unread for the agent's next tail.
+#[tokio::test]
+async fn a_send_that_does_not_read_leaves_the_lines_to_the_agent() {
+    let (pty, owner) = service();
+    let opened = open(&pty, &owner, bash()).await;
+    let id = &opened.session_id;
+    let typed = pty
+        .send(&owner, id, SendRequest::new("echo $((6*7))").read(false))
+        .await
+        .unwrap();
+    assert!(!typed.read);
+    assert_eq!(typed.delta.text, "", "nothing read");
+    assert_eq!(typed.delta.lines, 0);
+    assert_eq!(typed.status.as_str(), "running");
+    let tail = pty.tail(&owner, id, None).await.unwrap();
+    assert!(
+        tail.output.text.contains("echo $((6*7))\n42\n"),
+        "the agent's next tail holds the input and its answer: {:?}",
+        tail.output.text
+    );
+    // A reading send is as before: it takes what came after the cursor.
+    let sent = pty
+        .send(&owner, id, SendRequest::new("echo again"))
+        .await
+        .unwrap();
+    assert!(sent.read);
+    assert!(sent.delta.text.contains("again\n"), "{:?}", sent.delta.text);
+    pty.close(&owner, id).await.unwrap();
+}
