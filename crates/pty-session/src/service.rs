@@ -733,8 +733,6 @@ fn check_window(cols: Option<u64>, rows: Option<u64>) -> Result<()> {
     Ok(())
 }
 
-/// Delivers the unread lines within the budget, with the pending line, the status and
-/// the screen while the alternate screen is on.
 /// A reply without a read: the cursor stays, `output` is empty.
 fn look(session: &Session) -> Reply {
     let mut state = session.state();
@@ -746,6 +744,8 @@ fn look(session: &Session) -> Reply {
     }
 }
 
+/// Delivers the unread lines within the budget, with the pending line, the status and
+/// the screen while the alternate screen is on.
 fn reply(session: &Session, budget: Budget) -> Reply {
     let mut state = session.state();
     Reply {
