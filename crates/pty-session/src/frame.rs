@@ -97,7 +97,7 @@ fn is_blank(cell: &Cell) -> bool {
 }
 
 /// The attributes a cell is drawn with.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 struct Pen {
     fg: Color,
     bg: Color,
@@ -184,5 +184,106 @@ fn colour(color: Color, base: u16, out: &mut String) {
         Color::Spec(rgb) => {
             let _ = write!(out, ";{};2;{};{};{}", base + 8, rgb.r, rgb.g, rgb.b);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alacritty_terminal::term::Config;
+    use alacritty_terminal::vte::ansi::Processor;
+
+    use super::*;
+
+    struct Size(usize, usize);
+
+    impl Dimensions for Size {
+        fn total_lines(&self) -> usize {
+            self.1
+        }
+        fn screen_lines(&self) -> usize {
+            self.1
+        }
+        fn columns(&self) -> usize {
+            self.0
+        }
+    }
+
+    fn term_of(cols: usize, rows: usize, bytes: &[u8]) -> Term<VoidListener> {
+        let mut term = Term::new(Config::default(), &Size(cols, rows), VoidListener);
+        Processor::<alacritty_terminal::vte::ansi::StdSyncHandler>::new().advance(&mut term, bytes);
+        term
+    }
+
+    /// What of a cell shows: its text, colours and drawn attributes.
+    fn shown(term: &Term<VoidListener>, row: usize, col: usize) -> (char, Vec<char>, Pen) {
+        let cell = &term.grid()[Line(row as i32)][Column(col)];
+        let c = if cell.c == '\0' { ' ' } else { cell.c };
+        let zero: Vec<char> = cell.zerowidth().map(<[char]>::to_vec).unwrap_or_default();
+        let pen = Pen::of(cell);
+        (c, zero, pen)
+    }
+
+    /// Drawn on a fresh terminal, the frame gives every cell as the program left it, in
+    /// its colours and attributes, the cursor where it was and the program's modes.
+    #[test]
+    fn a_frame_redraws_every_cell_with_its_attributes() {
+        let program = concat!(
+            "\x1b[?1049h\x1b[H\x1b[2J",
+            "\x1b[1;31mbold red\x1b[0m plain \x1b[7minverse\x1b[0m\r\n",
+            "\x1b[38;5;208;48;5;17mindexed\x1b[38;2;1;2;3;48;2;250;251;252m rgb \x1b[0m\r\n",
+            "\x1b[2;3;4;9mdim italic under strike\x1b[0m \x1b[8mhidden\x1b[0m\r\n",
+            "\x1b[92;104mbright\x1b[0m wide 漢字 é combining e\u{301}\r\n",
+            "\x1b[44m\x1b[K\x1b[0m\r\n", // a row of blue background to the end
+            "\x1b[10;1H\x1b[46m status bar in cyan \x1b[0m",
+            "\x1b[?25l\x1b[?1h\x1b=\x1b[?2004h\x1b[?1000h\x1b[?1006h",
+            "\x1b[5;7H\x1b[1;33m",
+        );
+        let before = term_of(40, 10, program.as_bytes());
+        let frame = draw(&before);
+        let after = term_of(40, 10, &frame);
+        for row in 0..10 {
+            for col in 0..40 {
+                assert_eq!(
+                    shown(&before, row, col),
+                    shown(&after, row, col),
+                    "row {row} column {col}"
+                );
+            }
+        }
+        assert_eq!(before.grid().cursor.point, after.grid().cursor.point);
+        assert_eq!(
+            Pen::of(&before.grid().cursor.template),
+            Pen::of(&after.grid().cursor.template),
+            "the pen the next text is written with"
+        );
+        let modes = TermMode::ALT_SCREEN
+            | TermMode::SHOW_CURSOR
+            | TermMode::APP_CURSOR
+            | TermMode::APP_KEYPAD
+            | TermMode::BRACKETED_PASTE
+            | TermMode::MOUSE_REPORT_CLICK
+            | TermMode::SGR_MOUSE;
+        assert_eq!(*before.mode() & modes, *after.mode() & modes);
+        assert!(after.mode().contains(TermMode::ALT_SCREEN));
+        assert!(!after.mode().contains(TermMode::SHOW_CURSOR));
+        // The colours are really there (not the defaults on both sides).
+        assert_eq!(
+            shown(&after, 0, 0).2.fg,
+            Color::Named(NamedColor::Red),
+            "{:?}",
+            String::from_utf8_lossy(&frame)
+        );
+        assert_eq!(shown(&after, 1, 0).2.fg, Color::Indexed(208));
+        assert_eq!(shown(&after, 4, 39).2.bg, Color::Named(NamedColor::Blue));
+    }
+
+    /// The main screen stays the main screen; blank rows cost nothing.
+    #[test]
+    fn a_main_screen_frame_is_small() {
+        let term = term_of(80, 24, b"$ ls\r\nfile\r\n$ ");
+        let frame = String::from_utf8(draw(&term)).unwrap();
+        assert!(!frame.contains("1049"), "{frame:?}");
+        assert!(frame.len() < 80, "{frame:?}");
+        assert!(frame.ends_with("\x1b[3;3H"), "{frame:?}");
     }
 }
