@@ -298,6 +298,24 @@ async fn the_web_api_needs_the_token_and_a_loopback_origin_and_the_page_a_strict
     assert_eq!(mine[0]["command"], "cat");
     let theirs = list(bob, None).await;
     assert_eq!((theirs.status, theirs.body.trim()), (200, "[]"));
+    // Who is signed in: the token's name, and only with the token.
+    let bearer = format!("Bearer {bob}");
+    let me = raw_request_to(
+        server.addr,
+        "GET",
+        "/api/me",
+        &[("Authorization", &bearer)],
+        "",
+    )
+    .await;
+    assert_eq!((me.status, me.body.trim()), (200, r#"{"name":"bob"}"#));
+    let me = raw_request_to(server.addr, "GET", "/api/me", &[], "").await;
+    assert_eq!(me.status, 401);
+    // The tab's icon is there, so a browser's console shows no 404.
+    let icon = raw_request_to(server.addr, "GET", "/favicon.ico", &[], "").await;
+    assert_eq!(icon.status, 200);
+    assert_eq!(icon.header("content-type"), Some("image/svg+xml"));
+    assert!(icon.body.starts_with("<svg"), "{}", icon.body);
 
     // Streams: Bob cannot watch it; a wrong first message is refused with 4401.
     let stream_url = format!("ws://{}/api/sessions/{id}/stream", server.addr);
