@@ -102,6 +102,9 @@ pub struct ListedSession {
     pub status: String,
     pub started_at_ms: u64,
     pub unread_lines: u64,
+    /// The unfinished last line, such as a prompt.
+    #[serde(default)]
+    pub pending: String,
     pub prompt_pending: bool,
 }
 
@@ -145,15 +148,20 @@ pub async fn ls(remote: &Remote) -> anyhow::Result<()> {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
-    let mut out = String::from("ID        STATUS           AGE     UNREAD  PROMPT  COMMAND\n");
+    let mut out =
+        String::from("ID        STATUS           AGE     UNREAD  PROMPT            COMMAND\n");
     for s in &sessions {
         out.push_str(&format!(
-            "{:<9} {:<16} {:<7} {:<7} {:<7} {}\n",
+            "{:<9} {:<16} {:<7} {:<7} {:<17} {}\n",
             s.id,
             s.status,
             age(now.saturating_sub(s.started_at_ms) / 1000),
             s.unread_lines,
-            if s.prompt_pending { "yes" } else { "" },
+            if s.prompt_pending {
+                prompt_column(&s.pending)
+            } else {
+                String::new()
+            },
             s.command
         ));
     }
@@ -163,6 +171,17 @@ pub async fn ls(remote: &Remote) -> anyhow::Result<()> {
     std::io::stdout()
         .write_all(out.as_bytes())
         .context("cannot write to stdout")
+}
+
+/// The prompt a session waits at, as `ls` shows it: trimmed, its end if it is long.
+fn prompt_column(pending: &str) -> String {
+    let pending = pending.trim();
+    let chars: Vec<char> = pending.chars().collect();
+    if chars.len() <= 17 {
+        return pending.to_owned();
+    }
+    let tail: String = chars[chars.len() - 16..].iter().collect();
+    format!("…{tail}")
 }
 
 fn age(secs: u64) -> String {

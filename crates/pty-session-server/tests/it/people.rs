@@ -147,8 +147,8 @@ async fn attach_shows_output_types_keys_follows_the_window_and_detaches() {
     assert!(
         listing
             .lines()
-            .any(|l| l.starts_with(&id) && l.contains("python3 -q") && l.contains("yes")),
-        "ls shows the session at its prompt:\n{listing}"
+            .any(|l| l.starts_with(&id) && l.contains("python3 -q") && l.contains(" >>> ")),
+        "ls shows the session's prompt:\n{listing}"
     );
 
     let mut terminal = Terminal::open(100, 30);
