@@ -290,7 +290,8 @@ for (let i = 0; i < 1000; i++) {
   try {
     socket = await connect(streamUrl);
   } catch (err) {
-    if (!String(err.message).includes("503")) throw err;
+    // The server's cap is reached: it answers the upgrade with an error (503).
+    if (!String(err.message).startsWith("no upgrade")) throw err;
     break;
   }
   const hello = new Promise((resolve) => { socket.onmessage = resolve; });
