@@ -5,6 +5,12 @@
 //! the session's end, a lost connection, an error, SIGTERM, SIGINT or SIGHUP (handled,
 //! not fatal), and a panic (the guard's `Drop` runs as the stack unwinds). Only SIGKILL
 //! leaves it raw, as it does for every program; `reset` repairs that.
+//!
+//! On the way out the terminal is also given back as it was: off the alternate screen a
+//! full-screen program left it on, with the attributes, cursor, scroll region, key,
+//! paste, mouse and focus modes a terminal starts with, and at its own size. The session
+//! goes back to the size it had before the attach, unless an agent resized it meanwhile
+//! (then the agent's size stays).
 
 use std::io::{IsTerminal as _, Read as _, Write as _};
 use std::path::Path;
@@ -96,6 +102,9 @@ pub struct ListedSession {
     pub status: String,
     pub started_at_ms: u64,
     pub unread_lines: u64,
+    /// The unfinished last line, such as a prompt.
+    #[serde(default)]
+    pub pending: String,
     pub prompt_pending: bool,
 }
 
@@ -139,15 +148,20 @@ pub async fn ls(remote: &Remote) -> anyhow::Result<()> {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
-    let mut out = String::from("ID        STATUS           AGE     UNREAD  PROMPT  COMMAND\n");
+    let mut out =
+        String::from("ID        STATUS           AGE     UNREAD  PROMPT            COMMAND\n");
     for s in &sessions {
         out.push_str(&format!(
-            "{:<9} {:<16} {:<7} {:<7} {:<7} {}\n",
+            "{:<9} {:<16} {:<7} {:<7} {:<17} {}\n",
             s.id,
             s.status,
             age(now.saturating_sub(s.started_at_ms) / 1000),
             s.unread_lines,
-            if s.prompt_pending { "yes" } else { "" },
+            if s.prompt_pending {
+                prompt_column(&s.pending)
+            } else {
+                String::new()
+            },
             s.command
         ));
     }
@@ -157,6 +171,17 @@ pub async fn ls(remote: &Remote) -> anyhow::Result<()> {
     std::io::stdout()
         .write_all(out.as_bytes())
         .context("cannot write to stdout")
+}
+
+/// The prompt a session waits at, as `ls` shows it: trimmed, its end if it is long.
+fn prompt_column(pending: &str) -> String {
+    let pending = pending.trim();
+    let chars: Vec<char> = pending.chars().collect();
+    if chars.len() <= 17 {
+        return pending.to_owned();
+    }
+    let tail: String = chars[chars.len() - 16..].iter().collect();
+    format!("…{tail}")
 }
 
 fn age(secs: u64) -> String {
@@ -230,13 +255,14 @@ pub async fn attach(remote: &Remote, id: &str) -> anyhow::Result<()> {
         }
     };
     // The hello, or why there is none, before the terminal changes.
-    match socket.next().await {
+    let before = match socket.next().await {
         Some(Ok(Message::Text(body))) => {
             let message: serde_json::Value =
                 serde_json::from_str(body.as_str()).unwrap_or_default();
             if message["type"] != "hello" {
                 bail!("{}", message["message"].as_str().unwrap_or(body.as_str()));
             }
+            size_of(&message).context("the server's hello has no window size")?
         }
         Some(Ok(Message::Close(frame))) => {
             bail!(
@@ -245,7 +271,7 @@ pub async fn attach(remote: &Remote, id: &str) -> anyhow::Result<()> {
             )
         }
         other => bail!("no hello from the server: {other:?}"),
-    }
+    };
 
     let raw = RawMode::enter()?;
     let mut stdout = tokio::io::stdout();
@@ -253,16 +279,28 @@ pub async fn attach(remote: &Remote, id: &str) -> anyhow::Result<()> {
         let _ = std::io::stderr().write_all(format!("\r\n[pty-session: {text}]\r\n").as_bytes());
     };
     say(format!("attached to {id}; Ctrl-] detaches"));
-    let end = relay(&mut socket, &mut stdout).await;
+    let mut sizes = Sizes::new(before, own_size());
+    let end = relay(&mut socket, &mut stdout, &mut sizes).await;
+    let session_back = sizes.restore();
+    if let Some((cols, rows)) = session_back {
+        let _ =
+            tokio::time::timeout(Duration::from_secs(1), socket.send(resize_to(cols, rows))).await;
+    }
     let _ = tokio::time::timeout(Duration::from_secs(1), socket.close(None)).await;
-    // Undo what a full-screen program may have left on: attributes, a hidden cursor,
-    // application keys, bracketed paste, mouse reporting.
     use tokio::io::AsyncWriteExt as _;
-    let _ = stdout
-        .write_all(b"\x1b[0m\x1b[?25h\x1b[?1l\x1b>\x1b[?2004l\x1b[?1000l\x1b[?1002l\x1b[?1006l")
-        .await;
+    let _ = stdout.write_all(RESTORE.as_bytes()).await;
+    if sizes.asked_terminal {
+        // The terminal was asked to follow an agent's resize: ask for its own size back.
+        let (cols, rows) = sizes.own;
+        let _ = stdout
+            .write_all(format!("\x1b[8;{rows};{cols}t").as_bytes())
+            .await;
+    }
     let _ = stdout.flush().await;
     drop(raw);
+    if let Some((cols, rows)) = session_back {
+        say(format!("the session is back to its {cols}x{rows} window"));
+    }
     match end? {
         End::Detached => say(format!("detached from {id}; it keeps running")),
         End::Ended => say(format!("session {id} ended")),
@@ -272,18 +310,88 @@ pub async fn attach(remote: &Remote, id: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What a full-screen program may have left on, undone: the scroll region, origin mode
+/// and the attributes first (while still on its screen), then off the alternate screen
+/// (which puts the cursor back where the shell had it), then the cursor shown, the cursor
+/// keys and keypad normal, insert mode off, autowrap on, bracketed paste, mouse and
+/// focus reports and synchronized output off.
+const RESTORE: &str = "\x1b[0m\x1b[r\x1b[?6l\x1b[?1049l\x1b[?25h\x1b[?1l\x1b>\x1b[4l\x1b[?7h\
+     \x1b[?2004l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\
+     \x1b[?1004l\x1b[?2026l";
+
+/// The window sizes an attach keeps track of.
+struct Sizes {
+    /// The session's size before the attach, while it is to be put back: until an agent
+    /// resizes the session.
+    before: Option<(u16, u16)>,
+    /// The person's terminal's size when the attach began.
+    own: (u16, u16),
+    /// The sizes this attach asked the session for, latest last: a resize the server
+    /// reports that is none of these is an agent's.
+    sent: Vec<(u16, u16)>,
+    /// Whether the person's terminal was asked to change its size.
+    asked_terminal: bool,
+}
+
+impl Sizes {
+    fn new(before: (u16, u16), own: (u16, u16)) -> Sizes {
+        Sizes {
+            before: Some(before),
+            own,
+            sent: Vec::new(),
+            asked_terminal: false,
+        }
+    }
+
+    /// The session was resized to `size`: whether an agent did it.
+    fn resized(&mut self, size: (u16, u16)) -> bool {
+        if self.sent.contains(&size) {
+            return false;
+        }
+        self.before = None;
+        true
+    }
+
+    /// The size to put the session back to on the way out, if any.
+    fn restore(&self) -> Option<(u16, u16)> {
+        let before = self.before?;
+        (self.sent.last() != Some(&before) && !self.sent.is_empty()).then_some(before)
+    }
+
+    /// The message that asks for the person's window now, remembered as sent.
+    fn follow_person(&mut self) -> Message {
+        let (cols, rows) = own_size();
+        if self.sent.len() >= 16 {
+            self.sent.remove(0);
+        }
+        self.sent.push((cols, rows));
+        resize_to(cols, rows)
+    }
+}
+
+/// `cols` and `rows` of a `hello` or `resize` message.
+fn size_of(message: &serde_json::Value) -> Option<(u16, u16)> {
+    let cols = u16::try_from(message["cols"].as_u64()?).ok()?;
+    let rows = u16::try_from(message["rows"].as_u64()?).ok()?;
+    Some((cols, rows))
+}
+
 type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// Carries keys to the session and output to the terminal until one side ends.
-async fn relay(socket: &mut Socket, stdout: &mut tokio::io::Stdout) -> anyhow::Result<End> {
+async fn relay(
+    socket: &mut Socket,
+    stdout: &mut tokio::io::Stdout,
+    sizes: &mut Sizes,
+) -> anyhow::Result<End> {
     use tokio::io::AsyncWriteExt as _;
     use tokio::signal::unix::{SignalKind, signal};
     let mut winch = signal(SignalKind::window_change()).context("cannot watch SIGWINCH")?;
     let mut term = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
     let mut int = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
     let mut hup = signal(SignalKind::hangup()).context("cannot handle SIGHUP")?;
-    socket.send(resize_message()).await?;
+    socket.send(sizes.follow_person()).await?;
 
     // A thread of its own reads the terminal: a blocking read that is simply left behind
     // when the command exits, so stdin is never made non-blocking under the person's shell.
@@ -314,6 +422,19 @@ async fn relay(socket: &mut Socket, stdout: &mut tokio::io::Stdout) -> anyhow::R
                     let message: serde_json::Value = serde_json::from_str(body.as_str()).unwrap_or_default();
                     match message["type"].as_str() {
                         Some("ended") => return Ok(End::Ended),
+                        Some("resize") => {
+                            if let Some((cols, rows)) = size_of(&message)
+                                && sizes.resized((cols, rows))
+                            {
+                                // An agent resized the session: ask this terminal to follow
+                                // (terminals that allow it do) and say so.
+                                sizes.asked_terminal = true;
+                                stdout.write_all(format!("\x1b[8;{rows};{cols}t").as_bytes()).await?;
+                                stdout.flush().await?;
+                                let note = format!("\r\n[pty-session: the session was resized to {cols}x{rows}]\r\n");
+                                let _ = std::io::stderr().write_all(note.as_bytes());
+                            }
+                        }
                         Some("error") => {
                             let text = message["message"].as_str().unwrap_or_default();
                             let _ = std::io::stderr().write_all(format!("\r\n[pty-session: {text}]\r\n").as_bytes());
@@ -334,7 +455,7 @@ async fn relay(socket: &mut Socket, stdout: &mut tokio::io::Stdout) -> anyhow::R
                 }
                 socket.send(Message::Binary(keys.into())).await?;
             }
-            _ = winch.recv() => socket.send(resize_message()).await?,
+            _ = winch.recv() => socket.send(sizes.follow_person()).await?,
             _ = term.recv() => return Ok(End::Signal("SIGTERM")),
             _ = int.recv() => return Ok(End::Signal("SIGINT")),
             _ = hup.recv() => return Ok(End::Signal("SIGHUP")),
@@ -342,15 +463,19 @@ async fn relay(socket: &mut Socket, stdout: &mut tokio::io::Stdout) -> anyhow::R
     }
 }
 
-/// The person's window size, for the session to follow.
-fn resize_message() -> Message {
+/// The person's window size, `(cols, rows)`.
+fn own_size() -> (u16, u16) {
     let size = termios::tcgetwinsize(std::io::stdin()).unwrap_or(termios::Winsize {
         ws_row: 24,
         ws_col: 80,
         ws_xpixel: 0,
         ws_ypixel: 0,
     });
-    let (cols, rows) = (size.ws_col.max(1), size.ws_row.max(1));
+    (size.ws_col.max(1), size.ws_row.max(1))
+}
+
+/// The message that resizes the session to `cols`×`rows`.
+fn resize_to(cols: u16, rows: u16) -> Message {
     Message::Text(
         serde_json::json!({"type": "resize", "cols": cols, "rows": rows})
             .to_string()

@@ -5,10 +5,13 @@
 //!   binary, with a Content-Security-Policy that allows nothing but this origin.
 //! - `GET /api/sessions`: the token's sessions as JSON; `GET /api/sessions/live`: the same
 //!   list as server-sent events, a new one whenever it changes.
+//! - `GET /api/me`: the name of the token signed in, `{"name": ...}`.
 //! - `GET /api/sessions/{id}/stream`: a WebSocket. The server sends a `hello` text message
 //!   (the window size), the session's recent lines (or, with the alternate screen on, its
-//!   current screen) as one binary message, then the program's output as it comes. The
-//!   client sends its keystrokes as binary messages and `{"type":"resize",...}` as text.
+//!   current screen, every cell in its colours, and the cursor) as one binary message,
+//!   then the program's output as it comes, and `{"type":"resize","cols":..,"rows":..}`
+//!   whenever the window's size changes, in order with the output. The client sends its
+//!   keystrokes as binary messages and `{"type":"resize",...}` as text.
 //!
 //! The same gate as `/mcp`: a non-loopback `Origin` gets 403, and every API call needs a
 //! token. A browser cannot set a header on a WebSocket, so there the token may instead be
@@ -29,7 +32,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
-use pty_session::{Owner, PtyService, Screen, SessionId, Status, WatchEvent};
+use pty_session::{Owner, PtyService, SessionId, Status, WatchEvent};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -42,6 +45,8 @@ const APP_JS: &str = include_str!("../web/app.js");
 const STYLE_CSS: &str = include_str!("../web/style.css");
 const XTERM_JS: &str = include_str!("../web/vendor/xterm.js");
 const XTERM_CSS: &str = include_str!("../web/vendor/xterm.css");
+/// The tab's icon (an SVG, which browsers take at `/favicon.ico` too).
+const FAVICON: &str = include_str!("../web/favicon.svg");
 
 /// The page's policy: scripts, styles and connections from this origin only, no plugins,
 /// no framing. Inline *styles* are allowed because xterm.js's renderer writes its theme
@@ -191,6 +196,8 @@ pub fn router(web: Arc<Web>) -> Router {
             "/vendor/xterm.css",
             get(|| page(XTERM_CSS, "text/css; charset=utf-8")),
         )
+        .route("/favicon.ico", get(|| page(FAVICON, "image/svg+xml")))
+        .route("/api/me", get(me))
         .route("/api/sessions", get(list))
         .route("/api/sessions/live", get(live))
         .route("/api/sessions/{id}/stream", get(stream))
@@ -241,6 +248,14 @@ async fn list(State(web): State<Arc<Web>>, headers: HeaderMap) -> Response {
         return unauthorized();
     };
     axum::Json(web.sessions_of(&principal)).into_response()
+}
+
+/// The token's name, for the page to say who is signed in.
+async fn me(State(web): State<Arc<Web>>, headers: HeaderMap) -> Response {
+    let Some(principal) = web.tokens.authenticate(headers.get(header::AUTHORIZATION)) else {
+        return unauthorized();
+    };
+    axum::Json(serde_json::json!({"name": &*principal.0})).into_response()
 }
 
 async fn live(State(web): State<Arc<Web>>, headers: HeaderMap) -> Response {
@@ -377,13 +392,9 @@ async fn serve_stream(
             .await;
         return close(socket, CLOSE_NOT_FOUND, "no such session").await;
     };
-    let first = if watch.alt_screen {
-        match web.service.screen(&owner, &id) {
-            Ok(screen) => screen_as_ansi(&screen),
-            Err(_) => watch.recent.clone().into_bytes(),
-        }
-    } else {
-        std::mem::take(&mut watch.recent).into_bytes()
+    let first = match watch.frame.take() {
+        Some(frame) => frame,
+        None => std::mem::take(&mut watch.recent).into_bytes(),
     };
     let hello = serde_json::json!({
         "type": "hello", "id": id.as_str(), "cols": watch.cols, "rows": watch.rows,
@@ -421,6 +432,12 @@ async fn serve_stream(
             event = watch.next() => match event {
                 WatchEvent::Output(bytes) => {
                     if socket.send(Message::Binary(Bytes::copy_from_slice(&bytes))).await.is_err() {
+                        break;
+                    }
+                }
+                WatchEvent::Resize { cols, rows } => {
+                    let resized = serde_json::json!({"type": "resize", "cols": cols, "rows": rows});
+                    if socket.send(text(resized)).await.is_err() {
                         break;
                     }
                 }
@@ -483,19 +500,4 @@ async fn errors_tx_message(socket: &mut WebSocket, message: &str) -> Result<(), 
             serde_json::json!({"type": "error", "message": message}),
         ))
         .await
-}
-
-/// A screen as the bytes that draw it on an empty terminal: the alternate screen on, the
-/// rows top to bottom, the cursor where the program left it. Colours are not kept.
-pub fn screen_as_ansi(screen: &Screen) -> Vec<u8> {
-    let mut out = String::from("\x1b[?1049h\x1b[H\x1b[2J");
-    for (row, line) in screen.lines.iter().enumerate() {
-        out.push_str(&format!("\x1b[{};1H{line}", row + 1));
-    }
-    out.push_str(&format!(
-        "\x1b[{};{}H",
-        screen.cursor.row + 1,
-        screen.cursor.col + 1
-    ));
-    out.into_bytes()
 }

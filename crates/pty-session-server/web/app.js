@@ -4,6 +4,10 @@
 "use strict";
 
 const TOKEN_KEY = "pty-session-token";
+// The font size the terminal is drawn at before it is fitted, and its bounds.
+const BASE_FONT = 15;
+const MIN_FONT = 5;
+const MAX_FONT = 40;
 const $ = (id) => document.getElementById(id);
 
 let listAbort = null;   // ends the live list's request
@@ -51,12 +55,14 @@ function renderList() {
       if (i === 1) td.className = "command";
       tr.append(td);
     });
+    // The prompt it waits at, as it reads: ">>> " and "Password: " look different.
     const badge = document.createElement("td");
     if (s.promptPending) {
       const span = document.createElement("span");
       span.className = "badge";
-      span.title = s.pending;
-      span.textContent = "prompt";
+      const pending = s.pending.trim();
+      span.title = "waits at this prompt: " + s.pending;
+      span.textContent = pending.length > 60 ? "…" + pending.slice(-59) : pending;
       badge.append(span);
     }
     tr.append(badge);
@@ -98,6 +104,7 @@ async function startList() {
   }
   $("login-error").textContent = "";
   if ($("terminal-view").hidden) show("sessions");
+  showWho(abort);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   try {
@@ -127,6 +134,70 @@ async function startList() {
   if (listAbort === abort) setTimeout(() => token() && startList(), 1000);
 }
 
+// Says which token is signed in, by its name.
+async function showWho(abort) {
+  try {
+    const response = await fetch("/api/me", {
+      headers: { Authorization: "Bearer " + token() },
+      signal: abort.signal,
+      cache: "no-store",
+    });
+    if (response.ok) $("who").textContent = "signed in as " + (await response.json()).name;
+  } catch (err) {
+    // The list's own request reports a server that cannot be reached.
+  }
+}
+
+// Draws the terminal as large as the window allows, at the session's size in cells: the
+// font size changes, the session's window does not.
+function fitToWindow() {
+  if (!term) return;
+  const box = $("terminal");
+  const screen = box.querySelector(".xterm-screen");
+  if (!screen) return;
+  const top = box.getBoundingClientRect().top + window.scrollY;
+  const frame = box.offsetWidth - screen.offsetWidth; // the padding around the cells
+  const width = document.documentElement.clientWidth - 2 * box.offsetLeft - frame;
+  const height = window.innerHeight - top - frame - 8;
+  let size = term.options.fontSize;
+  for (let i = 0; i < 6; i++) {
+    const ratio = Math.min(width / screen.offsetWidth, height / screen.offsetHeight);
+    const next = Math.max(MIN_FONT, Math.min(MAX_FONT, Math.floor(size * ratio * 2) / 2));
+    if (next === size) break;
+    size = next;
+    term.options.fontSize = size;
+  }
+  // Rounding may leave it a little too large: step down until it fits.
+  while (size > MIN_FONT && (screen.offsetWidth > width || screen.offsetHeight > height)) {
+    size -= 0.5;
+    term.options.fontSize = size;
+  }
+  box.dataset.fontSize = String(size);
+}
+
+// Asks for the session's window to be as many cells as fit this window at the base font
+// size: the program sees a resize, as it would from any terminal.
+function fitSessionToWindow() {
+  if (!term || !socket || socket.readyState !== WebSocket.OPEN) return;
+  const screen = $("terminal").querySelector(".xterm-screen");
+  const scale = BASE_FONT / term.options.fontSize;
+  const cellWidth = (screen.offsetWidth / term.cols) * scale;
+  const cellHeight = (screen.offsetHeight / term.rows) * scale;
+  const box = $("terminal");
+  const top = box.getBoundingClientRect().top + window.scrollY;
+  const frame = box.offsetWidth - screen.offsetWidth;
+  const width = document.documentElement.clientWidth - 2 * box.offsetLeft - frame;
+  const height = window.innerHeight - top - frame - 8;
+  const cols = Math.max(20, Math.min(1000, Math.floor(width / cellWidth)));
+  const rows = Math.max(5, Math.min(1000, Math.floor(height / cellHeight)));
+  socket.send(JSON.stringify({ type: "resize", cols, rows }));
+}
+
+function setState(text, isError) {
+  $("terminal-state").textContent = text;
+  $("terminal-state").classList.toggle("error", !!isError);
+}
+
 function closeTerminal() {
   if (socket) socket.close();
   socket = null;
@@ -138,10 +209,13 @@ function openTerminal(s) {
   closeTerminal();
   show("terminal-view");
   $("terminal-title").textContent = s.id + "  " + s.command;
-  $("terminal-state").textContent = "connecting";
-  const t = new Terminal({ convertEol: false, cursorBlink: true, scrollback: 5000 });
+  setState("connecting");
+  const t = new Terminal({
+    convertEol: false, cursorBlink: true, scrollback: 5000, fontSize: BASE_FONT,
+  });
   term = t;
   t.open($("terminal"));
+  let greeted = false;
   const ws = new WebSocket(
     (location.protocol === "https:" ? "wss://" : "ws://") + location.host +
       "/api/sessions/" + encodeURIComponent(s.id) + "/stream");
@@ -156,23 +230,41 @@ function openTerminal(s) {
     }
     const message = JSON.parse(event.data);
     if (message.type === "hello") {
+      greeted = true;
       t.resize(message.cols, message.rows);
-      $("terminal-state").textContent = "live";
+      fitToWindow();
+      setState("live");
       t.focus();
+    } else if (message.type === "resize") {
+      // The session's window changed (an agent, or a person): follow it. The resize is
+      // queued with the output, so the bytes before it are drawn at the old size.
+      t.write("", () => {
+        if (term !== t) return;
+        t.resize(message.cols, message.rows);
+        fitToWindow();
+      });
     } else if (message.type === "ended") {
-      $("terminal-state").textContent = "the session ended";
+      setState("the session ended");
     } else if (message.type === "skipped") {
       t.write("\r\n\x1b[7m[output skipped: the view fell behind]\x1b[0m\r\n");
     } else if (message.type === "error") {
-      $("terminal-state").textContent = message.message;
+      setState("error: " + message.message, true);
     }
   });
   ws.addEventListener("close", (event) => {
     if (socket !== ws) return;
     if (event.code === 4401) {
       loginError("401 Unauthorized: the server does not know this token.");
+    } else if (!greeted) {
+      // Refused before it began (503 when the server's stream cap is reached, or any
+      // failed upgrade): the browser gives no body, only that it failed.
+      if (!$("terminal-state").classList.contains("error")) {
+        setState(
+          "error: the server refused the terminal stream (code " + event.code +
+            "); it may have too many open streams; try again later", true);
+      }
     } else if ($("terminal-state").textContent === "live") {
-      $("terminal-state").textContent = "disconnected";
+      setState("disconnected", true);
     }
   });
   t.onData((data) => {
@@ -197,12 +289,16 @@ $("login-form").addEventListener("submit", (event) => {
 
 $("logout").addEventListener("click", () => {
   closeTerminal();
+  $("who").textContent = "";
   stopList();
   sessionStorage.removeItem(TOKEN_KEY);
   sessions = [];
   renderList();
   show("login");
 });
+
+$("fit-session").addEventListener("click", fitSessionToWindow);
+window.addEventListener("resize", fitToWindow);
 
 $("back").addEventListener("click", () => {
   closeTerminal();

@@ -88,6 +88,7 @@ mod answer;
 mod backend;
 mod config;
 mod error;
+mod frame;
 mod keys;
 pub mod nofile;
 mod owner;

@@ -1,6 +1,11 @@
 //! Recordings: each session written as an asciinema v2 `.cast` file, from a task of its
 //! own.
 //!
+//! The header is written before the session's first output, when the file is created, so
+//! that even a session that never printed anything leaves a file a player opens. A window
+//! resize is an `"r"` event (`"COLSxROWS"`), so that a replay draws at the size the
+//! program drew at.
+//!
 //! The drain hands every chunk of output to [`Recorder::output`], which only queues it on a
 //! bounded channel (`try_send`: the drain never waits on the disk). The writer task turns
 //! the chunks into `[seconds, "o", text]` lines and flushes after each batch, so the file
@@ -38,6 +43,7 @@ pub(crate) struct Header<'a> {
 enum Event {
     Output(Instant, Vec<u8>),
     Input(Instant, Vec<u8>),
+    Resize(Instant, u16, u16),
 }
 
 /// The drain's handle on one session's recording. Dropping it ends the file.
@@ -70,29 +76,36 @@ impl Recorder {
             utc_stamp(now.as_secs()),
             header.id.as_str()
         ));
-        let file = std::fs::OpenOptions::new()
+        let mut file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o600)
             .open(&path)?;
+        // The header now, not from the writer task: the file is valid from the start.
         let head = header_line(header, now.as_secs());
+        std::io::Write::write_all(&mut file, head.as_bytes())?;
         let (queue, events) = mpsc::channel(QUEUE);
         let lost = Arc::new(AtomicU64::new(0));
         let writer = Writer {
             file: tokio::io::BufWriter::with_capacity(64 * 1024, tokio::fs::File::from_std(file)),
             start: Instant::now(),
-            written: 0,
+            written: head.len() as u64,
             max_bytes,
             utf8: Utf8Carry::default(),
             lost: lost.clone(),
         };
-        tokio::spawn(writer.run(head, events));
+        tokio::spawn(writer.run(events));
         Ok((Recorder { queue, lost, input }, path))
     }
 
     /// Queues a chunk of output; counts it as lost if the writer is behind.
     pub(crate) fn output(&self, bytes: &[u8]) {
         self.queue(Event::Output(Instant::now(), bytes.to_vec()), bytes.len());
+    }
+
+    /// Queues a window resize.
+    pub(crate) fn resize(&self, cols: u16, rows: u16) {
+        self.queue(Event::Resize(Instant::now(), cols, rows), 0);
     }
 
     /// Queues what an agent typed, if input is recorded.
@@ -122,11 +135,7 @@ struct Writer {
 }
 
 impl Writer {
-    async fn run(mut self, head: String, mut events: mpsc::Receiver<Event>) {
-        if let Err(err) = self.write_all(head).await {
-            tracing::warn!("cannot write the recording: {err}");
-            return;
-        }
+    async fn run(mut self, mut events: mpsc::Receiver<Event>) {
         let mut batch = Vec::new();
         while events.recv_many(&mut batch, QUEUE).await > 0 {
             match self.write_batch(&mut batch).await {
@@ -149,6 +158,7 @@ impl Writer {
             let (at, kind, text) = match &event {
                 Event::Output(at, bytes) => (*at, "o", self.utf8.decode(bytes)),
                 Event::Input(at, bytes) => (*at, "i", String::from_utf8_lossy(bytes).into_owned()),
+                Event::Resize(at, cols, rows) => (*at, "r", format!("{cols}x{rows}")),
             };
             let seconds = at.saturating_duration_since(self.start).as_secs_f64();
             if lost > 0 {

@@ -260,6 +260,12 @@ impl Emulator {
         }
     }
 
+    /// The bytes that draw the window as it is now, colours and cursor included
+    /// ([`crate::frame`]).
+    pub(crate) fn draw(&self) -> Vec<u8> {
+        crate::frame::draw(&self.term)
+    }
+
     /// What the window shows now.
     pub(crate) fn snapshot(&self, status: Status) -> Screen {
         let mut lines: Vec<String> = (0..self.rows).map(|row| self.row_text(row)).collect();

@@ -706,6 +706,9 @@ impl PtyService {
         let mut state = session.state();
         state.window.resize(cols, rows);
         state.renderer.resize(rows);
+        if (cols, rows) != (old_cols, old_rows) {
+            state.tap.resize(cols, rows);
+        }
         Ok(())
     }
 }

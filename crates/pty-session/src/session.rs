@@ -112,6 +112,14 @@ impl State {
             .snapshot(status)
     }
 
+    /// The bytes that draw the window as it is now, in its colours, starting the
+    /// emulator if none runs yet.
+    pub(crate) fn screen_frame(&mut self) -> Vec<u8> {
+        self.window
+            .start(self.renderer.key_modes(), Instant::now())
+            .draw()
+    }
+
     /// The screen, while a full-screen program has the alternate screen on.
     pub(crate) fn alt_screen(&mut self) -> Option<crate::Screen> {
         self.renderer.alt_screen().then(|| self.screen())

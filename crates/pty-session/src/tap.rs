@@ -5,7 +5,9 @@
 //! task ([`crate::record`]), and the live feed is a `tokio::sync::broadcast` of a few
 //! dozen chunks, created at the first [`PtyService::watch`](crate::PtyService::watch) and
 //! only copied into while someone watches. A watcher that falls behind is skipped ahead
-//! (it learns how many chunks it missed), never buffered for.
+//! (it learns how many chunks it missed), never buffered for. Window resizes go both
+//! ways too, in order with the output: a recording's `"r"` event, a watcher's
+//! [`WatchEvent::Resize`](crate::WatchEvent::Resize).
 
 use std::sync::Arc;
 
@@ -20,7 +22,16 @@ const LIVE_CHUNKS: usize = 64;
 /// A session's recording and live feed, kept in its state.
 pub(crate) struct Tap {
     recorder: Option<Recorder>,
-    live: Option<broadcast::Sender<Arc<[u8]>>>,
+    live: Option<broadcast::Sender<Live>>,
+}
+
+/// What the live feed carries.
+#[derive(Debug, Clone)]
+pub(crate) enum Live {
+    /// Output, as read.
+    Output(Arc<[u8]>),
+    /// The window's new size, `(cols, rows)`.
+    Resize(u16, u16),
 }
 
 impl Tap {
@@ -42,7 +53,19 @@ impl Tap {
             && live.receiver_count() > 0
         {
             // Fails only without receivers, which was just checked (or they just left).
-            let _ = live.send(Arc::from(bytes));
+            let _ = live.send(Live::Output(Arc::from(bytes)));
+        }
+    }
+
+    /// The window is now `cols`×`rows`.
+    pub(crate) fn resize(&self, cols: u16, rows: u16) {
+        if let Some(recorder) = &self.recorder {
+            recorder.resize(cols, rows);
+        }
+        if let Some(live) = &self.live
+            && live.receiver_count() > 0
+        {
+            let _ = live.send(Live::Resize(cols, rows));
         }
     }
 
@@ -53,8 +76,8 @@ impl Tap {
         }
     }
 
-    /// A receiver of every later chunk of output.
-    pub(crate) fn subscribe(&mut self) -> broadcast::Receiver<Arc<[u8]>> {
+    /// A receiver of every later chunk of output and resize.
+    pub(crate) fn subscribe(&mut self) -> broadcast::Receiver<Live> {
         self.live
             .get_or_insert_with(|| broadcast::Sender::new(LIVE_CHUNKS))
             .subscribe()

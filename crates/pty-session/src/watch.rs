@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
 
 use crate::request::limits;
+use crate::tap::Live;
 use crate::{Error, Owner, PtyService, Result, SessionId, Status};
 
 /// How many recent lines a watcher starts from at most.
@@ -35,9 +36,14 @@ pub struct Watch {
     /// The window's height when the view began.
     pub rows: u16,
     /// Whether a full-screen program had the alternate screen on when the view began
-    /// (its screen is not in `recent`; it shows once the program redraws).
+    /// (its screen is not in `recent`, but in `frame`).
     pub alt_screen: bool,
-    receiver: broadcast::Receiver<Arc<[u8]>>,
+    /// With the alternate screen on, the bytes that draw the window as it was when the
+    /// view began, on an empty terminal of its size: every cell in its colours and
+    /// attributes, the cursor where the program left it, the program's key and mouse
+    /// modes. What to show instead of `recent`, before the live output.
+    pub frame: Option<Vec<u8>>,
+    receiver: broadcast::Receiver<Live>,
 }
 
 /// What a [`Watch`] brings next.
@@ -48,6 +54,14 @@ pub enum WatchEvent {
     Output(Arc<[u8]>),
     /// The watcher fell behind: this many chunks of output were skipped.
     Skipped(u64),
+    /// The window was resized (by an agent's `cols`/`rows`, or by a person): the output
+    /// after this is drawn for the new size.
+    Resize {
+        /// The new width in cells.
+        cols: u16,
+        /// The new height in rows.
+        rows: u16,
+    },
     /// The output ended: the session's process tree is gone.
     Ended,
 }
@@ -56,7 +70,8 @@ impl Watch {
     /// The next chunk of output, or the end.
     pub async fn next(&mut self) -> WatchEvent {
         match self.receiver.recv().await {
-            Ok(bytes) => WatchEvent::Output(bytes),
+            Ok(Live::Output(bytes)) => WatchEvent::Output(bytes),
+            Ok(Live::Resize(cols, rows)) => WatchEvent::Resize { cols, rows },
             Err(broadcast::error::RecvError::Lagged(chunks)) => WatchEvent::Skipped(chunks),
             Err(broadcast::error::RecvError::Closed) => WatchEvent::Ended,
         }
@@ -89,11 +104,14 @@ impl PtyService {
         };
         // The window now, which a resize since the open may have changed.
         let (cols, rows) = state.window.size();
+        let alt_screen = state.renderer.alt_screen();
+        let frame = alt_screen.then(|| state.screen_frame());
         Ok(Watch {
             recent,
             cols,
             rows,
-            alt_screen: state.renderer.alt_screen(),
+            alt_screen,
+            frame,
             receiver,
         })
     }

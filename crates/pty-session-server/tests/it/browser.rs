@@ -93,12 +93,67 @@ fn which(program: &str) -> Option<PathBuf> {
         .find(|path| path.is_file())
 }
 
-/// Where the screenshot goes: `target/web-view.png`, kept as a CI artifact.
+/// Where the screenshot goes: `target/web-view.png`, kept as a CI artifact; the ones at
+/// other window sizes beside it (`web-view-htop-800x600.png`, ...).
 fn screenshot_path() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
         .expect("the target directory")
         .join("web-view.png")
+}
+
+/// Runs a browser script, doing what it asks of the agent on the way: a line
+/// `{"ask":"send","id":..,"arguments":{..}}` on its stdout is a `pty_send` by `agent`,
+/// answered with a line on its stdin once the reply is in. Returns its stdout, or what it
+/// printed if it failed.
+async fn drive(
+    mut command: Command,
+    agent: &Client,
+    deadline: std::time::Duration,
+) -> Result<String, String> {
+    use tokio::io::AsyncWriteExt as _;
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run node");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut stderr = child.stderr.take().unwrap();
+    let errors = tokio::spawn(async move {
+        let mut text = String::new();
+        let _ = tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut text).await;
+        text
+    });
+    let mut steps = String::new();
+    let run = tokio::time::timeout(deadline, async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            steps.push_str(&line);
+            steps.push('\n');
+            let Ok(ask) = serde_json::from_str::<serde_json::Value>(&line) else {
+                continue;
+            };
+            if ask["ask"] == "send" {
+                let mut arguments = ask["arguments"].clone();
+                arguments["id"] = ask["id"].clone();
+                let sent = call(agent, "pty_send", arguments).await;
+                let answer = format!("{}\n", serde_json::json!({"done": ok(&sent)["status"]}));
+                stdin.write_all(answer.as_bytes()).await.unwrap();
+            }
+        }
+        child.wait().await
+    })
+    .await;
+    let _ = child.start_kill();
+    let errors = errors.await.unwrap_or_default();
+    eprintln!("{steps}");
+    match run {
+        Ok(Ok(status)) if status.success() && steps.contains(r#"{"ok":true}"#) => Ok(steps),
+        Ok(_) => Err(format!("the browser script failed:\n{steps}\n{errors}")),
+        Err(_) => Err(format!("the browser script timed out:\n{steps}\n{errors}")),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -116,6 +171,21 @@ async fn a_person_logs_in_watches_and_types_through_the_web_view() {
     )
     .await;
     let password = ok(&opened)["sessionId"].as_str().unwrap().to_owned();
+    // Full-screen programs in colour: vim with a status line, htop updating every 10 s.
+    std::fs::write(dir.join("notes.txt"), "hello from vim\n").unwrap();
+    let (vim, _) = open(
+        &agent,
+        json!({
+            "command": format!("vim -u NONE -N -c 'set laststatus=2' {}", dir.join("notes.txt").display()),
+            "settle": "quiet", "quietMs": 500,
+        }),
+    )
+    .await;
+    let (htop, _) = open(
+        &agent,
+        json!({"command": "htop -d 100", "settle": "quiet", "quietMs": 500}),
+    )
+    .await;
     assert!(
         ok(&opened)["pending"]
             .as_str()
@@ -127,34 +197,23 @@ async fn a_person_logs_in_watches_and_types_through_the_web_view() {
     let screenshot = screenshot_path();
     let _ = std::fs::remove_file(&screenshot);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web/browser.mjs");
-    let driven = tokio::time::timeout(
-        DEADLINE * 4,
-        Command::new("node")
-            .arg(&script)
-            .env("CDP_URL", &browser.devtools)
-            .env("PAGE_URL", format!("http://{}/", server.addr))
-            .env("TOKEN", TOKEN)
-            .env("PYTHON_ID", &python)
-            .env("PASSWORD_ID", &password)
-            .env("SECRET", SECRET)
-            .env("SCREENSHOT", &screenshot)
-            .stdin(Stdio::null())
-            .kill_on_drop(true)
-            .output(),
-    )
-    .await;
+    let mut command = Command::new("node");
+    command
+        .arg(&script)
+        .env("CDP_URL", &browser.devtools)
+        .env("PAGE_URL", format!("http://{}/", server.addr))
+        .env("TOKEN", TOKEN)
+        .env("PYTHON_ID", &python)
+        .env("PASSWORD_ID", &password)
+        .env("VIM_ID", &vim)
+        .env("HTOP_ID", &htop)
+        .env("SECRET", SECRET)
+        .env("SCREENSHOT", &screenshot);
+    let driven = drive(command, &agent, DEADLINE * 6).await;
     browser.stop().await;
-    let driven = driven
-        .expect("the browser script finishes")
-        .expect("run node");
-    let steps = String::from_utf8_lossy(&driven.stdout);
-    eprintln!("{steps}");
-    assert!(
-        driven.status.success(),
-        "the browser script failed:\n{steps}\n{}",
-        String::from_utf8_lossy(&driven.stderr)
-    );
-    assert!(steps.contains(r#"{"ok":true}"#), "{steps}");
+    if let Err(failed) = driven {
+        panic!("{failed}");
+    }
     let png = std::fs::read(&screenshot).expect("the screenshot was saved");
     assert!(png.starts_with(b"\x89PNG"), "a PNG");
 
@@ -190,7 +249,13 @@ async fn a_person_logs_in_watches_and_types_through_the_web_view() {
     );
     assert!(!server.log().contains(TOKEN), "no token in the log");
 
-    call(&agent, "pty_close", json!({"id": python})).await;
+    // The page's "fit the session" left vim at a size of the browser's window.
+    let screen = call(&agent, "pty_screen", json!({"id": vim})).await;
+    assert_ne!(ok(&screen)["cols"], 80, "{:?}", ok(&screen));
+
+    for id in [&python, &vim, &htop] {
+        call(&agent, "pty_close", json!({"id": id})).await;
+    }
     drop(agent);
     drop(legacy);
     signal(&server.child, "TERM");

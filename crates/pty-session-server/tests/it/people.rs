@@ -147,8 +147,8 @@ async fn attach_shows_output_types_keys_follows_the_window_and_detaches() {
     assert!(
         listing
             .lines()
-            .any(|l| l.starts_with(&id) && l.contains("python3 -q") && l.contains("yes")),
-        "ls shows the session at its prompt:\n{listing}"
+            .any(|l| l.starts_with(&id) && l.contains("python3 -q") && l.contains(" >>> ")),
+        "ls shows the session's prompt:\n{listing}"
     );
 
     let mut terminal = Terminal::open(100, 30);
@@ -298,6 +298,24 @@ async fn the_web_api_needs_the_token_and_a_loopback_origin_and_the_page_a_strict
     assert_eq!(mine[0]["command"], "cat");
     let theirs = list(bob, None).await;
     assert_eq!((theirs.status, theirs.body.trim()), (200, "[]"));
+    // Who is signed in: the token's name, and only with the token.
+    let bearer = format!("Bearer {bob}");
+    let me = raw_request_to(
+        server.addr,
+        "GET",
+        "/api/me",
+        &[("Authorization", &bearer)],
+        "",
+    )
+    .await;
+    assert_eq!((me.status, me.body.trim()), (200, r#"{"name":"bob"}"#));
+    let me = raw_request_to(server.addr, "GET", "/api/me", &[], "").await;
+    assert_eq!(me.status, 401);
+    // The tab's icon is there, so a browser's console shows no 404.
+    let icon = raw_request_to(server.addr, "GET", "/favicon.ico", &[], "").await;
+    assert_eq!(icon.status, 200);
+    assert_eq!(icon.header("content-type"), Some("image/svg+xml"));
+    assert!(icon.body.starts_with("<svg"), "{}", icon.body);
 
     // Streams: Bob cannot watch it; a wrong first message is refused with 4401.
     let stream_url = format!("ws://{}/api/sessions/{id}/stream", server.addr);
@@ -399,8 +417,9 @@ async fn a_viewers_keys_reach_the_program_promptly() {
     assert!(exit_success(&mut server.child).await);
 }
 
-/// A viewer who comes while a full-screen program runs starts from its screen, not from
-/// lines the program has long drawn over.
+/// A viewer who comes while a full-screen program runs starts from its screen, in its
+/// colours, not from lines the program has long drawn over; and it learns of every
+/// resize, in order with the output.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_viewer_of_a_full_screen_program_starts_from_its_screen() {
     use futures_util::StreamExt as _;
@@ -409,7 +428,13 @@ async fn a_viewer_of_a_full_screen_program_starts_from_its_screen() {
 
     let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
     let agent = current_client(&server.url, TOKEN).await;
-    let program = r#"printf 'before\n\033[?1049h\033[H\033[2Jtop row\033[5;3Hfifth row'; sleep 60"#;
+    let drawing = concat!(
+        r"before\n\033[?1049h\033[H\033[2Jtop row",
+        r"\033[3;1H\033[1;31mbold red\033[0m \033[7m inverse bar \033[0m",
+        r"\033[4;1H\033[38;5;208;44mindexed on blue\033[0m\033[K",
+        r"\033[5;3Hfifth row",
+    );
+    let program = format!("printf '{drawing}'; sleep 60");
     let (id, _) = open(
         &agent,
         json!({"command": program, "settle": "quiet", "quietMs": 300}),
@@ -436,14 +461,198 @@ async fn a_viewer_of_a_full_screen_program_starts_from_its_screen() {
         "the alternate screen is on"
     );
     assert!(contents.starts_with("top row\n"), "{contents:?}");
-    assert!(contents.contains("\n\n\n\n  fifth row"), "{contents:?}");
+    assert!(
+        contents.contains("\nindexed on blue\n  fifth row"),
+        "{contents:?}"
+    );
     assert!(!contents.contains("before"), "{contents:?}");
     assert_eq!(parser.screen().cursor_position(), (4, 11));
+    // Every cell as the program drew it, colours and attributes included (a cell never
+    // written and a space look the same).
+    let mut drawn = vt100::Parser::new(40, 120, 0);
+    drawn.process(
+        drawing
+            .replace(r"\033", "\x1b")
+            .replace(r"\n", "\r\n")
+            .as_bytes(),
+    );
+    let shown = |cell: &vt100::Cell| {
+        let text = match cell.contents() {
+            "" => " ",
+            text => text,
+        }
+        .to_owned();
+        (
+            text,
+            cell.fgcolor(),
+            cell.bgcolor(),
+            cell.bold(),
+            cell.inverse(),
+        )
+    };
+    for row in 0..40 {
+        for col in 0..120 {
+            assert_eq!(
+                shown(drawn.screen().cell(row, col).unwrap()),
+                shown(parser.screen().cell(row, col).unwrap()),
+                "row {row} column {col}"
+            );
+        }
+    }
+    assert_eq!(
+        parser.screen().cell(2, 0).unwrap().fgcolor(),
+        vt100::Color::Idx(1),
+        "red"
+    );
+
+    // The agent resizes the window: the viewer is told the new size.
+    call(
+        &agent,
+        "pty_send",
+        json!({"id": id, "data": "", "cols": 80, "rows": 24, "settle": "none"}),
+    )
+    .await;
+    let resized = tokio::time::timeout(DEADLINE, async {
+        loop {
+            match socket.next().await {
+                Some(Ok(Message::Text(body))) => {
+                    let message: serde_json::Value = serde_json::from_str(body.as_str()).unwrap();
+                    if message["type"] == "resize" {
+                        return message;
+                    }
+                }
+                Some(Ok(_)) => {}
+                other => panic!("the stream ended: {other:?}"),
+            }
+        }
+    })
+    .await
+    .expect("a resize message");
+    assert_eq!(resized, json!({"type": "resize", "cols": 80, "rows": 24}));
     drop(socket);
     call(&agent, "pty_close", json!({"id": id})).await;
     drop(agent);
     signal(&server.child, "TERM");
     assert!(exit_success(&mut server.child).await);
+}
+
+/// Detached from vim, the person's terminal is as before the attach: on the main screen
+/// with what it showed, its modes and size; the session is back to its own size. An
+/// agent's resize while attached is followed, and then kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_gives_the_terminal_back_from_vim_and_the_session_its_size() {
+    let dir = scratch("attach-vim");
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let agent = current_client(&server.url, TOKEN).await;
+    std::fs::write(dir.join("notes.txt"), "hello from vim\n").unwrap();
+    let command = format!(
+        "vim -u NONE -N -c 'set laststatus=2' {}",
+        dir.join("notes.txt").display()
+    );
+    let (id, _) = open(
+        &agent,
+        json!({"command": command, "cols": 90, "rows": 20, "settle": "quiet", "quietMs": 300}),
+    )
+    .await;
+
+    // The person's terminal shows their shell before the attach.
+    let mut terminal = Terminal::open(100, 30);
+    let before = terminal.modes();
+    let shell = "$ echo ready\r\nready\r\n$ pty-session attach\r\n";
+    let mut attach = terminal.attach(&server, &token_file, &id);
+    terminal.wait_for("vim's status line", "notes.txt").await;
+    wait_until("the window of the person", || async {
+        let s = screen(&agent, &id).await;
+        s["cols"] == 100 && s["rows"] == 30
+    })
+    .await;
+    terminal
+        .wait_for("vim redrawn at 30 rows", "\x1b[29;")
+        .await;
+    terminal.type_keys(&[0x1d]);
+    assert!(exit_success(&mut attach).await, "attach exits 0 on detach");
+    terminal.wait_for("the detach note", "keeps running").await;
+    wait_until("the session's own size again", || async {
+        let s = screen(&agent, &id).await;
+        s["cols"] == 90 && s["rows"] == 20
+    })
+    .await;
+    assert_same_modes(&before, &terminal.modes());
+    let size = termios::tcgetwinsize(&terminal.user).unwrap();
+    assert_eq!((size.ws_col, size.ws_row), (100, 30), "the terminal's size");
+
+    // What the person sees: their shell, on the main screen, in its usual modes.
+    let mut person = vt100::Parser::new(30, 100, 0);
+    person.process(shell.as_bytes());
+    person.process(terminal.text().as_bytes());
+    let shown = person.screen();
+    let contents = shown.contents();
+    assert!(!shown.alternate_screen(), "off the alternate screen");
+    assert!(
+        contents.starts_with("$ echo ready\nready\n$ pty-session attach"),
+        "{contents}"
+    );
+    assert!(
+        !contents.contains("~\n~"),
+        "none of vim's screen: {contents}"
+    );
+    assert!(!shown.hide_cursor(), "the cursor shows");
+    assert!(!shown.application_cursor() && !shown.application_keypad());
+    assert!(!shown.bracketed_paste());
+    assert_eq!(shown.mouse_protocol_mode(), vt100::MouseProtocolMode::None);
+    assert_eq!(
+        (
+            shown.fgcolor(),
+            shown.bgcolor(),
+            shown.bold(),
+            shown.inverse()
+        ),
+        (vt100::Color::Default, vt100::Color::Default, false, false)
+    );
+
+    // Attached again, an agent resizes the session: attach follows (asks the terminal
+    // for that size and says so), and on detach the agent's size stays.
+    let seen = terminal.text().len();
+    let mut attach = terminal.attach(&server, &token_file, &id);
+    terminal.wait_for("a second attach", "attached to").await;
+    wait_until("the window of the person", || async {
+        screen(&agent, &id).await["cols"] == 100
+    })
+    .await;
+    call(
+        &agent,
+        "pty_send",
+        json!({"id": id, "data": "", "cols": 70, "rows": 22, "settle": "none"}),
+    )
+    .await;
+    terminal
+        .wait_for("the resize request", "\x1b[8;22;70t")
+        .await;
+    terminal
+        .wait_for("the resize note", "resized to 70x22")
+        .await;
+    terminal.type_keys(&[0x1d]);
+    assert!(exit_success(&mut attach).await, "attach exits 0 on detach");
+    terminal
+        .wait_for("the size asked back", "\x1b[8;30;100t")
+        .await;
+    let s = screen(&agent, &id).await;
+    assert_eq!(
+        (&s["cols"], &s["rows"]),
+        (&json!(70), &json!(22)),
+        "the agent's size stays"
+    );
+    assert!(terminal.text()[seen..].contains("\x1b[?1049l"));
+    assert_same_modes(&before, &terminal.modes());
+
+    terminal.close();
+    call(&agent, "pty_close", json!({"id": id})).await;
+    drop(agent);
+    signal(&server.child, "TERM");
+    assert!(exit_success(&mut server.child).await);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// A flood of output to a viewer that reads nothing is skipped, not buffered: the

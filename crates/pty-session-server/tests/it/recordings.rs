@@ -174,3 +174,148 @@ async fn a_record_dir_that_cannot_be_written_is_refused_at_start() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Plays `path` with asciinema (a v2 player; it wants a terminal, so it runs in a session
+/// of its own) and returns what it printed; panics unless it exits 0.
+async fn asciinema_cat(client: &Client, path: &std::path::Path) -> String {
+    let played = ok(&call(
+        client,
+        "pty_open",
+        json!({
+            "command": format!("asciinema cat {}", path.display()),
+            "cols": 80,
+            "rows": 24,
+            "timeoutMs": 120_000,
+        }),
+    )
+    .await)
+    .clone();
+    assert_eq!(played["status"], "exited", "{played}");
+    assert_eq!(
+        played["exitCode"],
+        0,
+        "asciinema plays {}: {played}\n{}",
+        path.display(),
+        std::fs::read_to_string(path).unwrap_or_default()
+    );
+    played["initialOutput"].as_str().unwrap().to_owned()
+}
+
+/// The one recording in `dir` of session `id`.
+fn cast_of(dir: &std::path::Path, id: &str) -> PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.to_string_lossy().ends_with(&format!("-{id}.cast")))
+        .unwrap_or_else(|| panic!("no recording of {id} in {}", dir.display()))
+}
+
+/// A session that has printed nothing has a valid recording from its open on, and still
+/// after it closed without output; a resized session's recording has the resize as an
+/// `"r"` event and replays, at the sizes it was drawn at, to the session's last screen.
+#[tokio::test]
+async fn a_silent_session_and_a_resized_one_replay() {
+    let dir = scratch("recording-resize");
+    let record_dir = dir.join("casts");
+    let server = stdio_server(&["--record-dir", record_dir.to_str().unwrap()]).await;
+    let client = &server.client;
+
+    let (silent, _) = open(client, json!({"command": "sleep 60", "settle": "none"})).await;
+    let path = cast_of(&record_dir, &silent);
+    let (header, events) = parse_cast(&std::fs::read_to_string(&path).unwrap());
+    assert_eq!((header["version"].as_u64(), events.len()), (Some(2), 0));
+    asciinema_cat(client, &path).await;
+    ok(&call(client, "pty_close", json!({"id": silent})).await);
+    let (header, events) = parse_cast(&std::fs::read_to_string(&path).unwrap());
+    assert_eq!((header["width"].as_u64(), events.len()), (Some(120), 0));
+    asciinema_cat(client, &path).await;
+
+    // vim at 120x40, then the agent makes it 80x24: vim redraws at that size.
+    std::fs::write(dir.join("notes.txt"), "hello from vim\n").unwrap();
+    let command = format!(
+        "vim -u NONE -N -c 'set laststatus=2' {}",
+        dir.join("notes.txt").display()
+    );
+    let (vim, _) = open(
+        client,
+        json!({"command": command, "cols": 120, "rows": 40, "settle": "quiet", "quietMs": 300}),
+    )
+    .await;
+    call(
+        client,
+        "pty_send",
+        json!({"id": vim, "data": "", "cols": 80, "rows": 24, "settle": "quiet", "quietMs": 300}),
+    )
+    .await;
+    let screen = ok(&call(client, "pty_screen", json!({"id": vim})).await).clone();
+    assert_eq!(
+        (screen["cols"].as_u64(), screen["rows"].as_u64()),
+        (Some(80), Some(24))
+    );
+    let want: Vec<String> = screen["screen"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .map(|line| line.trim_end().to_owned())
+        .collect();
+    assert!(
+        want.iter().any(|line| line.contains("notes.txt")),
+        "{want:?}"
+    );
+
+    let path = cast_of(&record_dir, &vim);
+    // The writer flushes as it goes: wait until the replay reaches the screen.
+    let deadline = std::time::Instant::now() + DEADLINE;
+    let (mut header, mut events, mut replayed);
+    loop {
+        (header, events) = parse_cast(&std::fs::read_to_string(&path).unwrap());
+        replayed = replay_sized(&header, &events);
+        if replayed == want || std::time::Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(replayed, want, "the replay ends on the session's screen");
+    let resizes: Vec<&str> = events
+        .iter()
+        .filter(|(_, kind, _)| kind == "r")
+        .map(|(_, _, data)| data.as_str())
+        .collect();
+    assert_eq!(resizes, ["80x24"]);
+    ok(&call(client, "pty_close", json!({"id": vim})).await);
+    asciinema_cat(client, &path).await;
+    drop(server);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The screen a recording's events draw at the header's size, following its `"r"`
+/// events, without trailing blank rows.
+fn replay_sized(header: &Value, events: &[(f64, String, String)]) -> Vec<String> {
+    let (cols, rows) = (
+        header["width"].as_u64().unwrap() as u16,
+        header["height"].as_u64().unwrap() as u16,
+    );
+    let mut screen = vt100::Parser::new(rows, cols, 0);
+    for (_, kind, data) in events {
+        match kind.as_str() {
+            "o" => screen.process(data.as_bytes()),
+            "r" => {
+                let (cols, rows) = data.split_once('x').expect("COLSxROWS");
+                screen
+                    .screen_mut()
+                    .set_size(rows.parse().unwrap(), cols.parse().unwrap());
+            }
+            _ => {}
+        }
+    }
+    let (_, cols) = screen.screen().size();
+    let mut lines: Vec<String> = screen
+        .screen()
+        .rows(0, cols)
+        .map(|line| line.trim_end().to_owned())
+        .collect();
+    while lines.last().is_some_and(String::is_empty) {
+        lines.pop();
+    }
+    lines
+}
