@@ -38,6 +38,11 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// The fewest connections a default cap allows, however low the descriptor limit.
 const MIN_CONNECTIONS: usize = 16;
 
+/// What a connection may buffer, a request head included (a larger head gets 431): hyper's
+/// default, some 400 KiB, would let a thousand connections without a token hold 400 MB
+/// until their heads time out. Bodies are read through it in pieces, not whole.
+const MAX_BUFFER_BYTES: usize = 64 * 1024;
+
 /// The default connection cap for a soft limit of open files `soft` (`None`: unlimited)
 /// of which `reserved` are the sessions' share: what the limit leaves, at most
 /// [`DEFAULT_MAX_CONNECTIONS`]; when it leaves less than 16, a quarter of
@@ -328,7 +333,8 @@ impl Connections {
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder
             .timer(TokioTimer::new())
-            .header_read_timeout(self.limits.idle_timeout);
+            .header_read_timeout(self.limits.idle_timeout)
+            .max_buf_size(MAX_BUFFER_BYTES);
         let stop = stop.clone();
         let table = self.table.clone();
         self.tasks.spawn(async move {

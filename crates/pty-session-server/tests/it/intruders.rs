@@ -122,6 +122,43 @@ async fn streams_without_a_token_do_not_crowd_out_viewers_with_one() {
     assert!(exit_success(&mut server.child).await);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn huge_request_heads_without_a_token_hold_little_memory() {
+    pty_session::nofile::raise_to(8192);
+    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let pid = server.child.id().unwrap();
+    let before = rss_kib(pid);
+    // 500 connections, each a head of some 360 KB that never ends.
+    let mut held = Vec::new();
+    for _ in 0..500 {
+        let mut socket = TcpStream::connect(server.addr).await.unwrap();
+        let _ = socket
+            .write_all(b"GET /api/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            .await;
+        held.push(socket);
+    }
+    let line = format!("X-Pad: {}\r\n", "a".repeat(8000));
+    for _ in 0..45 {
+        for socket in &mut held {
+            // The server closes a connection whose head grew too large: that is the point.
+            let _ = socket.write_all(line.as_bytes()).await;
+        }
+    }
+    let client = current_client(&server.url, TOKEN).await;
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 6);
+    let after = rss_kib(pid);
+    eprintln!("500 heads of 360 KB: server RSS {before} -> {after} KiB");
+    assert!(
+        after < before + 48 * 1024,
+        "heads without a token held {} KiB",
+        after - before
+    );
+    drop(held);
+    drop(client);
+    signal(&server.child, "TERM");
+    assert!(exit_success(&mut server.child).await);
+}
+
 /// Sends `GET path` (or a POST of `body` to `/mcp`) with `Host: host`, by hand.
 async fn with_host(addr: SocketAddr, path: &str, host: &str, upgrade: bool) -> RawResponse {
     let (method, body) = if path == "/mcp" {
