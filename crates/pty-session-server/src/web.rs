@@ -277,7 +277,11 @@ async fn stream(
     upgrade: WebSocketUpgrade,
 ) -> Response {
     let peer = connection.as_ref().map(|c| c.peer());
-    let upgrade = upgrade.max_message_size(MAX_MESSAGE_BYTES + 1024);
+    // The frame too: tungstenite's default (16 MiB) would let each stream waiting for its
+    // token buffer that much of a frame that never ends.
+    let upgrade = upgrade
+        .max_message_size(MAX_MESSAGE_BYTES + 1024)
+        .max_frame_size(MAX_MESSAGE_BYTES + 1024);
     let id = SessionId::new(id);
     if headers.get(header::AUTHORIZATION).is_none() {
         // A browser: its token comes as the first message, in a slot counted apart.

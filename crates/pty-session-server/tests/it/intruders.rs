@@ -159,6 +159,65 @@ async fn huge_request_heads_without_a_token_hold_little_memory() {
     assert!(exit_success(&mut server.child).await);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn huge_first_frames_without_a_token_hold_little_memory() {
+    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let pid = server.child.id().unwrap();
+    let before = rss_kib(pid);
+    // 64 streams (as many as may wait for a token), each starting a 16 MiB frame and
+    // sending 4 MiB of it.
+    let mut held = Vec::new();
+    for _ in 0..64 {
+        let mut socket = TcpStream::connect(server.addr).await.unwrap();
+        let upgrade = format!(
+            "GET /api/sessions/x/stream HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\n\
+             Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+            server.addr
+        );
+        socket.write_all(upgrade.as_bytes()).await.unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            socket.read_exact(&mut byte).await.unwrap();
+            head.push(byte[0]);
+        }
+        assert!(
+            head.starts_with(b"HTTP/1.1 101"),
+            "{}",
+            String::from_utf8_lossy(&head)
+        );
+        // A masked text frame whose 64-bit length says 16 MiB.
+        let mut frame = vec![0x81, 0x80 | 127];
+        frame.extend_from_slice(&(16u64 << 20).to_be_bytes());
+        frame.extend_from_slice(&[0, 0, 0, 0]);
+        let _ = socket.write_all(&frame).await;
+        held.push(socket);
+    }
+    let chunk = vec![b'a'; 256 * 1024];
+    for _ in 0..16 {
+        for socket in &mut held {
+            // The server may close a stream whose frame is too large: that is the point.
+            let _ = socket.write_all(&chunk).await;
+        }
+    }
+    let client = current_client(&server.url, TOKEN).await;
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 6);
+    let after = rss_kib(pid);
+    eprintln!(
+        "64 waiting streams with 4 MiB of a 16 MiB frame each: server RSS {before} -> {after} KiB"
+    );
+    assert!(
+        after < before + 48 * 1024,
+        "streams without a token held {} KiB",
+        after - before
+    );
+    drop(held);
+    drop(client);
+    signal(&server.child, "TERM");
+    assert!(exit_success(&mut server.child).await);
+}
+
 /// Sends `GET path` (or a POST of `body` to `/mcp`) with `Host: host`, by hand.
 async fn with_host(addr: SocketAddr, path: &str, host: &str, upgrade: bool) -> RawResponse {
     let (method, body) = if path == "/mcp" {
