@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
 
 use crate::connections::Connection;
-use crate::refusal::{self, Cause};
+use crate::refusal::{self, Cause, Refusal};
 
 /// What the front checks.
 #[derive(Debug, Clone, Copy)]
@@ -46,8 +46,8 @@ pub async fn check(State(front): State<Front>, request: Request, next: Next) -> 
             .into_response()
     } else {
         let response = next.run(request).await;
-        if let Some(cause) = response.extensions().get::<Cause>() {
-            refusal::log(*cause, peer, &"");
+        if let Some(refused) = response.extensions().get::<Refusal>() {
+            refusal::log(refused.cause, peer, &refused.detail);
         }
         response
     };

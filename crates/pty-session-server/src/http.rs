@@ -320,7 +320,8 @@ async fn check(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
                 Ok(reserved) => slot = Some(reserved),
                 Err(open) => {
                     let response = session_limit(&gate, &principal, open, peek.id);
-                    return refusal::refuse(response, Cause::McpSessionLimit);
+                    let detail = format!(" (token {:?}, {open} open)", &*principal.0);
+                    return refusal::refuse_with(response, Cause::McpSessionLimit, detail);
                 }
             }
         }

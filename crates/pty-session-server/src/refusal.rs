@@ -1,7 +1,7 @@
 //! Refused requests in the log: each with its cause and its peer, at most a line a second
 //! per cause, so that a flood of refusals does not flood the log.
 //!
-//! A route marks a refusal by putting its [`Cause`] in the response's extensions
+//! A route marks a refusal by putting a [`Refusal`] in the response's extensions
 //! ([`refuse`]); the front of the server ([`crate::front`]) logs it with the peer. What
 //! has no response to mark (a WebSocket closed after the upgrade, a connection closed
 //! before its first request) calls [`log`] itself.
@@ -145,9 +145,22 @@ pub fn log(cause: Cause, peer: Option<SocketAddr>, detail: &dyn fmt::Display) {
     );
 }
 
+/// A refusal as a route marks it on its response, for the front to log.
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    pub cause: Cause,
+    /// What the line adds after the cause's description, such as ` (token "alice")`.
+    pub detail: String,
+}
+
 /// `response`, marked as a refusal of `cause` for the front to log.
-pub fn refuse(mut response: Response, cause: Cause) -> Response {
-    response.extensions_mut().insert(cause);
+pub fn refuse(response: Response, cause: Cause) -> Response {
+    refuse_with(response, cause, String::new())
+}
+
+/// `response`, marked as a refusal of `cause` with `detail` for the front to log.
+pub fn refuse_with(mut response: Response, cause: Cause, detail: String) -> Response {
+    response.extensions_mut().insert(Refusal { cause, detail });
     response
 }
 
