@@ -5,15 +5,19 @@
 //! sent a whole request head that long after the server began waiting for one — one that
 //! sends nothing, one that dribbles a head, one kept alive between requests — is closed.
 //! At most `maxConnections` are open at once. A connection accepted beyond that closes
-//! the open one that has been idle longest (no request in flight: it is waiting for a
-//! head), as nginx drains its reusable connections when it runs out. So a client that
-//! sends its request promptly is served however many connections others hold open, and
-//! a new connection is refused only when every open one is serving a request, which
-//! takes an accepted token.
+//! the open one that has been idle longest among those not serving an authorized request
+//! (waiting for a head, or answering without a token: a page, a 401), as nginx drains its
+//! reusable connections when it runs out. A route marks its request authorized through
+//! the request's [`Connection`] once the token checks out. So a client that sends its
+//! request promptly is served however many connections others hold open, however slowly
+//! they read their answers, and a new connection is refused only when every open one is
+//! serving an authorized request.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -33,6 +37,11 @@ use tower::ServiceExt as _;
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// The fewest connections a default cap allows, however low the descriptor limit.
 const MIN_CONNECTIONS: usize = 16;
+
+/// What a connection may buffer, a request head included (a larger head gets 431): hyper's
+/// default, some 400 KiB, would let a thousand connections without a token hold 400 MB
+/// until their heads time out. Bodies are read through it in pieces, not whole.
+const MAX_BUFFER_BYTES: usize = 64 * 1024;
 
 /// The default connection cap for a soft limit of open files `soft` (`None`: unlimited)
 /// of which `reserved` are the sessions' share: what the limit leaves, at most
@@ -79,18 +88,22 @@ struct Table {
 struct Entry {
     /// Requests in flight: from the call of the service until its response body is done.
     busy: usize,
+    /// Of those, the ones with an accepted token: the connection is not closed for a new
+    /// one while it serves any.
+    authorized: usize,
     /// When it last became idle (accepted, or its last response ended).
     idle_since: Instant,
     /// Cancelled to close it at once.
     evict: CancellationToken,
 }
 
-/// The connection to close for a new one when the table is full: among the idle ones
-/// (`busy == 0`), the one idle since the earliest instant; `None` when every one is busy.
-/// Ties go to the lowest id (the oldest connection).
+/// The connection to close for a new one when the table is full: among those serving no
+/// authorized request (`authorized == 0`: idle, or answering someone without a token),
+/// the one idle since the earliest instant; `None` when every one serves an authorized
+/// request. Ties go to the lowest id (the oldest connection).
 fn victim(open: impl IntoIterator<Item = (u64, usize, Instant)>) -> Option<u64> {
     open.into_iter()
-        .filter(|(_, busy, _)| *busy == 0)
+        .filter(|(_, authorized, _)| *authorized == 0)
         .min_by_key(|(id, _, since)| (*since, *id))
         .map(|(id, _, _)| id)
 }
@@ -99,14 +112,17 @@ fn victim(open: impl IntoIterator<Item = (u64, usize, Instant)>) -> Option<u64> 
 enum Admission {
     /// Serve it as `id`; it closes at once when `evict` is cancelled.
     Serve { id: u64, evict: CancellationToken },
-    /// Every open connection is serving a request: close it.
+    /// Every open connection is serving an authorized request: close it.
     Refuse,
 }
 
 impl Table {
     fn admit(&mut self, cap: usize, now: Instant) -> Admission {
         if self.open.len() >= cap {
-            let candidates = self.open.iter().map(|(id, e)| (*id, e.busy, e.idle_since));
+            let candidates = self
+                .open
+                .iter()
+                .map(|(id, e)| (*id, e.authorized, e.idle_since));
             let Some(old) = victim(candidates) else {
                 return Admission::Refuse;
             };
@@ -121,6 +137,7 @@ impl Table {
             id,
             Entry {
                 busy: 0,
+                authorized: 0,
                 idle_since: now,
                 evict: evict.clone(),
             },
@@ -129,10 +146,13 @@ impl Table {
     }
 }
 
-/// A request in flight on connection `id`; the connection counts as busy until it drops.
+/// A request in flight on connection `id`; the connection counts as busy until it drops,
+/// and as serving an authorized request once [`Connection::authorize`] says so.
 struct Busy {
     table: Arc<Mutex<Table>>,
     id: u64,
+    /// Whether the request was authorized; read and written under the table's lock.
+    authorized: Arc<AtomicBool>,
 }
 
 impl Busy {
@@ -143,22 +163,57 @@ impl Busy {
         Busy {
             table: table.clone(),
             id,
+            authorized: Arc::default(),
         }
     }
 }
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        if let Some(entry) = self
-            .table
-            .lock()
-            .expect("connections lock")
-            .open
-            .get_mut(&self.id)
-        {
+        let mut table = self.table.lock().expect("connections lock");
+        if let Some(entry) = table.open.get_mut(&self.id) {
             entry.busy = entry.busy.saturating_sub(1);
+            if self.authorized.swap(false, Ordering::Relaxed) {
+                entry.authorized = entry.authorized.saturating_sub(1);
+            }
             entry.idle_since = Instant::now();
         }
+    }
+}
+
+/// The connection a request came on, in the request's extensions: who is at the other end,
+/// and a way to say that the request carries an accepted token.
+#[derive(Clone)]
+pub struct Connection {
+    peer: SocketAddr,
+    table: Arc<Mutex<Table>>,
+    id: u64,
+    authorized: Arc<AtomicBool>,
+}
+
+impl Connection {
+    /// The address of the client.
+    pub fn peer(&self) -> SocketAddr {
+        self.peer
+    }
+
+    /// Marks the request authorized: until its answer is sent, its connection is not
+    /// closed to make room for a new one.
+    pub fn authorize(&self) {
+        let mut table = self.table.lock().expect("connections lock");
+        if let Some(entry) = table.open.get_mut(&self.id)
+            && !self.authorized.swap(true, Ordering::Relaxed)
+        {
+            entry.authorized += 1;
+        }
+    }
+}
+
+/// Marks the request in `extensions` authorized (see [`Connection::authorize`]); nothing
+/// for a request that came another way.
+pub fn authorize(extensions: &http::Extensions) {
+    if let Some(connection) = extensions.get::<Connection>() {
+        connection.authorize();
     }
 }
 
@@ -225,7 +280,7 @@ impl Connections {
                 accepted = listener.accept() => accepted,
             };
             match accepted {
-                Ok((stream, _peer)) => self.admit(stream, &app, &stop),
+                Ok((stream, peer)) => self.admit(stream, peer, &app, &stop),
                 Err(err) => {
                     // Out of descriptors, mostly: those in use are freed by the caps and
                     // timeouts; retry shortly, without a log line per attempt.
@@ -246,7 +301,7 @@ impl Connections {
         self.tasks.wait().await;
     }
 
-    fn admit(&self, stream: TcpStream, app: &Router, stop: &CancellationToken) {
+    fn admit(&self, stream: TcpStream, peer: SocketAddr, app: &Router, stop: &CancellationToken) {
         // Replies are not held back for Nagle's algorithm.
         let _ = stream.set_nodelay(true);
         let admission = self
@@ -255,16 +310,20 @@ impl Connections {
             .expect("connections lock")
             .admit(self.limits.max_connections, Instant::now());
         let Admission::Serve { id, evict } = admission else {
-            tracing::warn!(
-                max_connections = self.limits.max_connections,
-                "refused a connection: every open connection is serving a request"
-            );
+            let cap = format!(" (maxConnections = {})", self.limits.max_connections);
+            crate::refusal::log(crate::refusal::Cause::ConnectionCap, Some(peer), &cap);
             return;
         };
         let table = self.table.clone();
         let app = app.clone();
-        let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+        let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
             let busy = Busy::begin(&table, id);
+            request.extensions_mut().insert(Connection {
+                peer,
+                table: table.clone(),
+                id,
+                authorized: busy.authorized.clone(),
+            });
             let app = app.clone();
             async move {
                 let response = app.oneshot(request).await?;
@@ -274,7 +333,8 @@ impl Connections {
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder
             .timer(TokioTimer::new())
-            .header_read_timeout(self.limits.idle_timeout);
+            .header_read_timeout(self.limits.idle_timeout)
+            .max_buf_size(MAX_BUFFER_BYTES);
         let stop = stop.clone();
         let table = self.table.clone();
         self.tasks.spawn(async move {
@@ -315,7 +375,11 @@ mod tests {
             Some(2)
         );
         assert_eq!(victim([(4, 0, at(10)), (2, 0, at(10))]), Some(2), "a tie");
-        assert_eq!(victim([(1, 2, at(0)), (2, 1, at(0))]), None, "all busy");
+        assert_eq!(
+            victim([(1, 2, at(0)), (2, 1, at(0))]),
+            None,
+            "all authorized"
+        );
         assert_eq!(victim([]), None);
     }
 
@@ -331,16 +395,30 @@ mod tests {
             };
             evicts.push((id, evict));
         }
-        table.open.get_mut(&0).unwrap().busy = 1;
+        let entry = table.open.get_mut(&0).unwrap();
+        (entry.busy, entry.authorized) = (1, 1);
         let Admission::Serve { id, .. } = table.admit(3, t0 + Duration::from_millis(5)) else {
             panic!("an idle one makes room")
         };
         assert_eq!(id, 3);
-        assert!(!evicts[0].1.is_cancelled(), "the busy one stays");
+        assert!(!evicts[0].1.is_cancelled(), "the authorized one stays");
         assert!(evicts[1].1.is_cancelled(), "the longest idle goes");
         assert_eq!(table.open.len(), 3);
+        // One answering someone without a token (a page, a 401) makes room too.
         for entry in table.open.values_mut() {
             entry.busy = 1;
+        }
+        assert!(
+            matches!(
+                table.admit(3, t0 + Duration::from_millis(6)),
+                Admission::Serve { .. }
+            ),
+            "an unauthorized request makes room"
+        );
+        assert!(evicts[2].1.is_cancelled(), "the oldest unauthorized goes");
+        assert_eq!(table.open.len(), 3);
+        for entry in table.open.values_mut() {
+            (entry.busy, entry.authorized) = (1, 1);
         }
         assert!(matches!(table.admit(3, t0), Admission::Refuse));
         assert_eq!(table.open.len(), 3);

@@ -1,6 +1,6 @@
-//! `pty-session serve`: MCP streamable HTTP at `/mcp`, behind a gate that checks the
-//! `Origin` (403 unless loopback) and the bearer token (401 unless valid), and that ties
-//! each legacy MCP session to the principal that opened it.
+//! `pty-session serve`: MCP streamable HTTP at `/mcp`, behind the front every route has
+//! ([`crate::front`]: Host and Origin) and a gate that checks the bearer token (401 unless
+//! valid) and ties each legacy MCP session to the principal that opened it.
 //!
 //! Both the current protocol (2026-07-28, no sessions: rmcp builds a handler per request)
 //! and older ones with `Mcp-Session-Id` are served by the same [`PtyTools`] over the same
@@ -31,8 +31,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::{self, Tokens};
 use crate::connections::{self, ConnectionLimits, Connections, hold_until_sent};
+use crate::front::{self, Front};
 use crate::mcp_sessions::McpSessions;
 use crate::owner::{MCP_SESSION_ID, Owners, Principal, http_owner};
+use crate::refusal::{self, Cause};
 use crate::tools::{PtyTools, Stopping};
 
 /// How `serve` listens and authenticates.
@@ -145,15 +147,15 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
         manager: manager.clone(),
         limits,
     });
-    let mut config = StreamableHttpServerConfig::default()
+    // rmcp's own Host check is off: the front applies one rule to every route, `/mcp`
+    // and the web view alike.
+    let config = StreamableHttpServerConfig::default()
         .with_cancellation_token(stop.child_token())
-        .with_max_request_body_bytes(limits.max_body_bytes);
-    if !local.ip().is_loopback() {
-        // rmcp accepts only loopback `Host` headers by default, against DNS rebinding of
-        // an unauthenticated local server. Off loopback a token is always required, which
-        // a rebinding page cannot present, so any Host may reach the token check.
-        config = config.disable_allowed_hosts();
-    }
+        .with_max_request_body_bytes(limits.max_body_bytes)
+        .disable_allowed_hosts();
+    let front = Front {
+        loopback_host: local.ip().is_loopback(),
+    };
     let mcp = {
         let service = service.clone();
         let owners = owners.clone();
@@ -173,7 +175,8 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
     let app = axum::Router::new()
         .nest_service("/mcp", mcp)
         .layer(axum::middleware::from_fn_with_state(gate.clone(), check))
-        .merge(crate::web::router(web));
+        .merge(crate::web::router(web))
+        .layer(axum::middleware::from_fn_with_state(front, front::check));
 
     if let Some(timeout) = options.owner_idle_timeout {
         tokio::spawn(owners.dispose_idle(service.clone(), timeout, stop.clone()));
@@ -260,30 +263,21 @@ async fn expire_mcp_sessions(gate: Arc<Gate>, stop: CancellationToken) {
     }
 }
 
-/// The gate in front of `/mcp`: Origin, then token, then MCP-session ownership, then the
+/// The gate of `/mcp`, behind the front: token, then MCP-session ownership, then the
 /// body of a POST (its size, its time, whether it is JSON) and the token's MCP sessions.
 async fn check(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) -> Response {
-    if let Some(origin) = request.headers().get(header::ORIGIN)
-        && !is_loopback_origin(origin.as_bytes())
-    {
-        tracing::warn!(origin = ?origin, "refused a request from a non-loopback Origin");
-        return (
-            StatusCode::FORBIDDEN,
-            "403 Forbidden: the Origin is not a loopback address\n",
-        )
-            .into_response();
-    }
     let Some(principal) = gate
         .tokens
         .authenticate(request.headers().get(header::AUTHORIZATION))
     else {
-        return (
+        let refused = (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, "Bearer")],
             "401 Unauthorized: send Authorization: Bearer <token>\n",
-        )
-            .into_response();
+        );
+        return refusal::refuse(refused.into_response(), Cause::Unauthorized);
     };
+    connections::authorize(request.extensions());
     let mcp_session = mcp_session_id(request.headers());
     let mut in_flight = None;
     if let Some(id) = &mcp_session {
@@ -324,7 +318,11 @@ async fn check(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
         if mcp_session.is_none() && peek.method.as_deref() == Some("initialize") {
             match gate.mcp.reserve(&principal) {
                 Ok(reserved) => slot = Some(reserved),
-                Err(open) => return session_limit(&gate, &principal, open, peek.id),
+                Err(open) => {
+                    let response = session_limit(&gate, &principal, open, peek.id);
+                    let detail = format!(" (token {:?}, {open} open)", &*principal.0);
+                    return refusal::refuse_with(response, Cause::McpSessionLimit, detail);
+                }
             }
         }
         request = Request::from_parts(parts, Body::from(bytes));
@@ -461,7 +459,6 @@ fn session_limit(
     open: usize,
     id: Option<serde_json::Value>,
 ) -> Response {
-    tracing::warn!(principal = %principal.0, open, "refused an MCP session: the token has the most it may");
     let message = format!(
         "SESSION_LIMIT: token {:?} has {open} open MCP sessions, the most it may \
          (maxMcpSessionsPerToken = {}); end sessions you no longer use with DELETE, or wait \

@@ -8,12 +8,16 @@
 //! - [`cli`]: the command line; [`config`]: the config file and flags.
 //! - [`tools`]: the one handler, a method per tool; [`wire`]: arguments and results as
 //!   they travel; [`reply`]: the text block and the one error mapping.
-//! - [`owner`]: who is calling; [`auth`]: bearer tokens.
+//! - [`owner`]: who is calling; [`auth`]: bearer tokens; [`secrets`]: what no session
+//!   inherits.
 //! - [`stdio`], [`http`]: the transports, serving the same handler; [`stdio_framing`]:
 //!   the lines of stdio, parse errors answered and requests in flight bounded;
-//!   [`connections`]: HTTP connections under a cap; [`mcp_sessions`]: legacy MCP
-//!   sessions per token, capped and expired.
-//! - [`web`]: the web view and the API beside `/mcp` for people; [`attach`]: the
+//!   [`front`]: the Host and Origin rules of every HTTP route and the headers of every
+//!   answer; [`refusal`]: refused requests logged, rate limited; [`connections`]: HTTP
+//!   connections under a cap; [`mcp_sessions`]: legacy MCP sessions per token, capped and
+//!   expired.
+//! - [`web`]: the web view and the API beside `/mcp` for people, its terminal streams
+//!   counted in [`stream_slots`]; [`attach`]: the
 //!   `attach` and `ls` commands, its clients in a person's own terminal; [`app`]: the
 //!   MCP App, the same terminal inline in a chat host.
 
@@ -23,13 +27,17 @@ pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod connections;
+pub mod front;
 pub mod http;
 pub mod mcp_sessions;
 pub mod owner;
 pub mod progress;
+pub mod refusal;
 pub mod reply;
+pub mod secrets;
 pub mod stdio;
 pub mod stdio_framing;
+pub mod stream_slots;
 pub mod tools;
 pub mod web;
 pub mod wire;

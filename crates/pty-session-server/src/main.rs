@@ -14,6 +14,15 @@ use pty_session_server::{http, stdio};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The commands that start sessions take the token out of the environment first, so
+    // that no session inherits it; `ls` and `attach` read it where they need it.
+    let token_env = match cli.command {
+        // SAFETY: nothing has started a thread yet: no runtime, no logger, no spawner.
+        Command::Mcp { .. } | Command::Serve { .. } => unsafe {
+            pty_session_server::secrets::take_from_environment()
+        },
+        Command::Ls { .. } | Command::Attach { .. } => None,
+    };
     // Logs go to stderr: over stdio, stdout is the protocol. Clients show a server's
     // stderr to the person, so by default only warnings and errors; `serve` adds its own
     // start-up lines (the address, the token file). RUST_LOG asks for more.
@@ -30,7 +39,7 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter)),
         )
         .init();
-    match run(cli) {
+    match run(cli, token_env) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("pty-session: error: {err:#}");
@@ -39,7 +48,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<()> {
+fn run(cli: Cli, token_env: Option<String>) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -67,7 +76,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 let options = ServeOptions {
                     listen: serve.listen,
                     tokens_file: serve.tokens,
-                    token_env: std::env::var(pty_session_server::auth::TOKEN_ENV).ok(),
+                    token_env,
                     token_file: serve.token_file,
                     owner_idle_timeout: settings.owner_idle_timeout,
                     max_sessions: settings.service.max_sessions,

@@ -13,32 +13,36 @@
 //!   whenever the window's size changes, in order with the output. The client sends its
 //!   keystrokes as binary messages and `{"type":"resize",...}` as text.
 //!
-//! The same gate as `/mcp`: a non-loopback `Origin` gets 403, and every API call needs a
-//! token. A browser cannot set a header on a WebSocket, so there the token may instead be
-//! the first message, `{"token":"..."}`; it is never in a URL. A token sees the sessions of
-//! every owner of that token (its own and those of its MCP sessions), and no other's.
+//! The same front as `/mcp` ([`crate::front`]: the Host and Origin rules), and every API
+//! call needs a token. A browser cannot set a header on a WebSocket, so there the token
+//! may instead be the first message, `{"token":"..."}`; it is never in a URL. Streams are
+//! counted apart while they wait for that message ([`crate::stream_slots`]). A token sees
+//! the sessions of every owner of that token (its own and those of its MCP sessions), and
+//! no other's.
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, UNIX_EPOCH};
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
-use axum::extract::{Path, Request, State};
-use axum::middleware::Next;
+use axum::extract::{Path, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use http::{HeaderMap, HeaderValue, StatusCode, header};
+use http::{Extensions, HeaderMap, HeaderValue, StatusCode, header};
 use pty_session::{Owner, PtyService, SessionId, Status, WatchEvent};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::Tokens;
+use crate::connections::{self, Connection};
 use crate::owner::{Owners, Principal};
+use crate::refusal::{self, Cause};
+use crate::stream_slots::{MAX_STREAMS, StreamSlots, Waiting};
 
 const INDEX_HTML: &str = include_str!("../web/index.html");
 const APP_JS: &str = include_str!("../web/app.js");
@@ -61,10 +65,6 @@ const LIVE_PERIOD: Duration = Duration::from_millis(250);
 /// How long a WebSocket without the token header has to send it as its first message.
 const AUTH_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How many terminal streams may be open at once, over all tokens: each holds a socket
-/// beyond the connection cap, which no longer counts an upgraded connection.
-const MAX_STREAMS: usize = 256;
-
 /// The largest message a viewer may send: a paste of 1 MiB, as a send takes.
 const MAX_MESSAGE_BYTES: usize = pty_session::limits::MAX_DATA_BYTES;
 
@@ -75,7 +75,7 @@ pub struct Web {
     pub owners: Owners,
     /// Ends the live lists and the streams when the server stops.
     pub stop: CancellationToken,
-    streams: AtomicUsize,
+    streams: StreamSlots,
 }
 
 impl Web {
@@ -90,7 +90,7 @@ impl Web {
             service,
             owners,
             stop,
-            streams: AtomicUsize::new(0),
+            streams: StreamSlots::default(),
         }
     }
 
@@ -176,7 +176,7 @@ struct Hello {
     token: String,
 }
 
-/// The web routes, behind the Origin check; the API routes check the token themselves.
+/// The web routes; the API routes check the token themselves.
 pub fn router(web: Arc<Web>) -> Router {
     Router::new()
         .route("/", get(|| page(INDEX_HTML, "text/html; charset=utf-8")))
@@ -201,7 +201,6 @@ pub fn router(web: Arc<Web>) -> Router {
         .route("/api/sessions", get(list))
         .route("/api/sessions/live", get(live))
         .route("/api/sessions/{id}/stream", get(stream))
-        .layer(axum::middleware::from_fn(check_origin))
         .with_state(web)
 }
 
@@ -219,47 +218,45 @@ async fn page(body: &'static str, content_type: &'static str) -> Response {
         .into_response()
 }
 
-/// 403 for a request from a page of another origin, as on `/mcp`.
-async fn check_origin(request: Request, next: Next) -> Response {
-    if let Some(origin) = request.headers().get(header::ORIGIN)
-        && !crate::http::is_loopback_origin(origin.as_bytes())
-    {
-        tracing::warn!(origin = ?origin, "refused a web request from a non-loopback Origin");
-        return (
-            StatusCode::FORBIDDEN,
-            "403 Forbidden: the Origin is not a loopback address\n",
-        )
-            .into_response();
-    }
-    next.run(request).await
-}
-
 fn unauthorized() -> Response {
-    (
-        StatusCode::UNAUTHORIZED,
-        [(header::WWW_AUTHENTICATE, "Bearer")],
-        "401 Unauthorized: send Authorization: Bearer <token>\n",
+    refusal::refuse(
+        (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            "401 Unauthorized: send Authorization: Bearer <token>\n",
+        )
+            .into_response(),
+        Cause::Unauthorized,
     )
-        .into_response()
 }
 
-async fn list(State(web): State<Arc<Web>>, headers: HeaderMap) -> Response {
-    let Some(principal) = web.tokens.authenticate(headers.get(header::AUTHORIZATION)) else {
+/// The principal of a request's `Authorization` header, its connection marked authorized
+/// ([`connections::authorize`]); `None` without a valid token.
+fn authenticate(web: &Web, headers: &HeaderMap, extensions: &Extensions) -> Option<Principal> {
+    let principal = web
+        .tokens
+        .authenticate(headers.get(header::AUTHORIZATION))?;
+    connections::authorize(extensions);
+    Some(principal)
+}
+
+async fn list(State(web): State<Arc<Web>>, request: axum::extract::Request) -> Response {
+    let Some(principal) = authenticate(&web, request.headers(), request.extensions()) else {
         return unauthorized();
     };
     axum::Json(web.sessions_of(&principal)).into_response()
 }
 
 /// The token's name, for the page to say who is signed in.
-async fn me(State(web): State<Arc<Web>>, headers: HeaderMap) -> Response {
-    let Some(principal) = web.tokens.authenticate(headers.get(header::AUTHORIZATION)) else {
+async fn me(State(web): State<Arc<Web>>, request: axum::extract::Request) -> Response {
+    let Some(principal) = authenticate(&web, request.headers(), request.extensions()) else {
         return unauthorized();
     };
     axum::Json(serde_json::json!({"name": &*principal.0})).into_response()
 }
 
-async fn live(State(web): State<Arc<Web>>, headers: HeaderMap) -> Response {
-    let Some(principal) = web.tokens.authenticate(headers.get(header::AUTHORIZATION)) else {
+async fn live(State(web): State<Arc<Web>>, request: axum::extract::Request) -> Response {
+    let Some(principal) = authenticate(&web, request.headers(), request.extensions()) else {
         return unauthorized();
     };
     let stream = futures_util::stream::unfold(
@@ -291,46 +288,56 @@ async fn stream(
     State(web): State<Arc<Web>>,
     Path(id): Path<String>,
     headers: HeaderMap,
+    connection: Option<axum::Extension<Connection>>,
     upgrade: WebSocketUpgrade,
 ) -> Response {
-    let principal = match headers.get(header::AUTHORIZATION) {
-        // A client that can set headers (attach) is answered at once.
-        Some(value) => match web.tokens.authenticate(Some(value)) {
-            Some(principal) => Some(principal),
-            None => return unauthorized(),
-        },
-        None => None,
-    };
-    if web.streams.fetch_add(1, Ordering::SeqCst) >= MAX_STREAMS {
-        web.streams.fetch_sub(1, Ordering::SeqCst);
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("503 Service Unavailable: {MAX_STREAMS} terminal streams are open\n"),
-        )
-            .into_response();
-    }
-    let counted = StreamCount(web.clone());
-    upgrade
+    let peer = connection.as_ref().map(|c| c.peer());
+    // The frame too: tungstenite's default (16 MiB) would let each stream waiting for its
+    // token buffer that much of a frame that never ends.
+    let upgrade = upgrade
         .max_message_size(MAX_MESSAGE_BYTES + 1024)
-        .on_upgrade(move |socket| async move {
-            let _counted = counted;
-            serve_stream(web, socket, SessionId::new(id), principal).await;
-        })
+        .max_frame_size(MAX_MESSAGE_BYTES + 1024);
+    let id = SessionId::new(id);
+    if headers.get(header::AUTHORIZATION).is_none() {
+        // A browser: its token comes as the first message, in a slot counted apart.
+        let waiting = web.streams.waiting();
+        return upgrade.on_upgrade(move |socket| async move {
+            if let Some((socket, principal)) =
+                first_message_token(&web, socket, waiting, peer).await
+            {
+                match web.streams.authorized() {
+                    Some(slot) => serve_stream(web, socket, id, principal, slot).await,
+                    None => {
+                        refusal::log(Cause::StreamCap, peer, &"");
+                        refuse_socket(socket, CLOSE_TRY_AGAIN, &stream_cap_message()).await;
+                    }
+                }
+            }
+        });
+    }
+    // A client that can set headers (attach) is answered at once.
+    let Some(principal) = web.tokens.authenticate(headers.get(header::AUTHORIZATION)) else {
+        return unauthorized();
+    };
+    let Some(slot) = web.streams.authorized() else {
+        return refusal::refuse(
+            (StatusCode::SERVICE_UNAVAILABLE, stream_cap_message()).into_response(),
+            Cause::StreamCap,
+        );
+    };
+    upgrade.on_upgrade(move |socket| serve_stream(web, socket, id, principal, slot))
 }
 
-/// One open stream, counted against [`MAX_STREAMS`] until it drops.
-struct StreamCount(Arc<Web>);
-
-impl Drop for StreamCount {
-    fn drop(&mut self) {
-        self.0.streams.fetch_sub(1, Ordering::SeqCst);
-    }
+fn stream_cap_message() -> String {
+    format!("503 Service Unavailable: {MAX_STREAMS} terminal streams are open\n")
 }
 
 /// Close codes of a stream: 4401 for a missing or wrong token, 4404 for a session the
-/// token does not have, 1000 when the session ended or the viewer left.
+/// token does not have, 1013 (try again later) when there was no room for it, 1000 when
+/// the session ended or the viewer left.
 const CLOSE_UNAUTHORIZED: u16 = 4401;
 const CLOSE_NOT_FOUND: u16 = 4404;
+const CLOSE_TRY_AGAIN: u16 = 1013;
 
 async fn close(mut socket: WebSocket, code: u16, reason: &str) {
     let _ = socket
@@ -345,41 +352,85 @@ fn text(value: serde_json::Value) -> Message {
     Message::Text(value.to_string().into())
 }
 
-/// The token of a WebSocket's first message.
-async fn first_message_token(web: &Web, socket: &mut WebSocket) -> Option<Principal> {
-    let message = tokio::time::timeout(AUTH_TIMEOUT, socket.recv())
-        .await
-        .ok()??
-        .ok()?;
-    let Message::Text(body) = message else {
-        return None;
+/// Sends an error message and closes with `code`.
+async fn refuse_socket(mut socket: WebSocket, code: u16, message: &str) {
+    let _ = socket
+        .send(text(
+            serde_json::json!({"type": "error", "message": message}),
+        ))
+        .await;
+    close(socket, code, message.split(':').next().unwrap_or_default()).await;
+}
+
+/// What a waiting stream's first message came to.
+enum FirstMessage {
+    Token(Principal),
+    /// No valid token in it, or none within [`AUTH_TIMEOUT`].
+    Refused,
+    /// A newer stream took its slot first.
+    Displaced,
+}
+
+/// The principal of a WebSocket's first message, within [`AUTH_TIMEOUT`] and while
+/// `waiting` holds its slot; otherwise the socket is closed (4401 or 1013) and the refusal
+/// logged.
+async fn first_message_token(
+    web: &Web,
+    mut socket: WebSocket,
+    waiting: Waiting,
+    peer: Option<SocketAddr>,
+) -> Option<(WebSocket, Principal)> {
+    let outcome = tokio::select! {
+        () = waiting.displaced() => FirstMessage::Displaced,
+        message = tokio::time::timeout(AUTH_TIMEOUT, socket.recv()) => {
+            match message.ok().flatten().and_then(Result::ok) {
+                Some(Message::Text(body)) => match token_of(web, body.as_str()) {
+                    Some(principal) => FirstMessage::Token(principal),
+                    None => FirstMessage::Refused,
+                },
+                _ => FirstMessage::Refused,
+            }
+        }
     };
-    let hello: Hello = serde_json::from_str(body.as_str()).ok()?;
+    drop(waiting);
+    match outcome {
+        FirstMessage::Token(principal) => Some((socket, principal)),
+        FirstMessage::Refused => {
+            refusal::log(Cause::StreamUnauthorized, peer, &"");
+            let _ = socket
+                .send(text(serde_json::json!({
+                    "type": "error",
+                    "message": "401 Unauthorized: the token is not valid",
+                })))
+                .await;
+            close(socket, CLOSE_UNAUTHORIZED, "unauthorized").await;
+            None
+        }
+        FirstMessage::Displaced => {
+            refusal::log(Cause::StreamDisplaced, peer, &"");
+            let message = "503 Service Unavailable: too many terminal streams wait for their \
+                           token; send it as soon as the socket opens";
+            refuse_socket(socket, CLOSE_TRY_AGAIN, message).await;
+            None
+        }
+    }
+}
+
+/// The principal of a first message `{"token":"..."}`.
+fn token_of(web: &Web, body: &str) -> Option<Principal> {
+    let hello: Hello = serde_json::from_str(body).ok()?;
     let value = HeaderValue::from_str(&format!("Bearer {}", hello.token)).ok()?;
     web.tokens.authenticate(Some(&value))
 }
 
+/// Serves an authorized stream; `_slot` is its place among [`MAX_STREAMS`] until it ends.
 async fn serve_stream(
     web: Arc<Web>,
     mut socket: WebSocket,
     id: SessionId,
-    principal: Option<Principal>,
+    principal: Principal,
+    _slot: crate::stream_slots::Authorized,
 ) {
-    let principal = match principal {
-        Some(principal) => principal,
-        None => match first_message_token(&web, &mut socket).await {
-            Some(principal) => principal,
-            None => {
-                let _ = socket
-                    .send(text(serde_json::json!({
-                        "type": "error",
-                        "message": "401 Unauthorized: the token is not valid",
-                    })))
-                    .await;
-                return close(socket, CLOSE_UNAUTHORIZED, "unauthorized").await;
-            }
-        },
-    };
     let watched = web
         .owner_of(&principal, &id)
         .and_then(|owner| Some((web.service.watch(&owner, &id).ok()?, owner)));

@@ -82,6 +82,15 @@ async fn without_tokens_one_is_generated_into_a_private_file() {
 
     let mode = std::fs::metadata(&path).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "only the user may read it");
+    let mode = std::fs::metadata(path.parent().unwrap())
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(
+        mode & 0o777,
+        0o700,
+        "the directory the server made is private"
+    );
     let token = std::fs::read_to_string(&path).unwrap().trim().to_owned();
     assert!(token.len() >= 32, "a long random token: {token}");
     let log = server.log();

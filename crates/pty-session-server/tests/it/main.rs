@@ -9,6 +9,7 @@ mod cancel;
 mod cli;
 mod errors;
 mod faults;
+mod intruders;
 mod lifecycle;
 mod listing;
 mod owners;

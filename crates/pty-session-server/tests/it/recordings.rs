@@ -1,5 +1,6 @@
 //! Recordings: a real session over MCP, written as asciinema v2 and replayed.
 
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
@@ -74,6 +75,10 @@ async fn a_session_is_recorded_as_asciinema_v2_and_replays_to_its_screen() {
         .map(|entry| entry.unwrap().path())
         .collect();
     assert_eq!(casts.len(), 1, "{casts:?}");
+    let mode = std::fs::metadata(&record_dir).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700, "the server made the directory private");
+    let mode = std::fs::metadata(&casts[0]).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "a recording is private to the user");
     let path = &casts[0];
     let name = path.file_name().unwrap().to_str().unwrap();
     assert!(name.ends_with(&format!("Z-{id}.cast")), "{name}");

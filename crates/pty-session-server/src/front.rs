@@ -1,0 +1,164 @@
+//! What every route of `serve` meets first, `/mcp` and the web view alike: one rule for
+//! the `Host` (a loopback name while the server listens on loopback, against DNS
+//! rebinding), one for the `Origin` (loopback if sent, against other sites' pages), the
+//! headers every answer carries, and the log line of every refusal ([`crate::refusal`]).
+
+use std::net::{IpAddr, SocketAddr};
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, StatusCode, header};
+
+use crate::connections::Connection;
+use crate::refusal::{self, Cause, Refusal};
+
+/// What the front checks.
+#[derive(Debug, Clone, Copy)]
+pub struct Front {
+    /// Whether a `Host` must name this machine: when the server listens on loopback. Off
+    /// loopback every API call needs a token, which a rebinding page cannot present.
+    pub loopback_host: bool,
+}
+
+/// The middleware: Host, then Origin, then the route; the answer gets `nosniff`, and
+/// `Cache-Control: no-store` when it comes from the API or `/mcp`; a refusal is logged.
+pub async fn check(State(front): State<Front>, request: Request, next: Next) -> Response {
+    let peer = peer_of(&request);
+    let api = is_api(request.uri().path());
+    let host = host_of(&request);
+    let response = if front.loopback_host && !host.as_deref().is_some_and(is_loopback_host) {
+        refusal::log(Cause::ForeignHost, peer, &Quoted("Host", host.as_deref()));
+        (
+            StatusCode::FORBIDDEN,
+            "403 Forbidden: the Host is not a loopback name\n",
+        )
+            .into_response()
+    } else if let Some(origin) = request.headers().get(header::ORIGIN)
+        && !crate::http::is_loopback_origin(origin.as_bytes())
+    {
+        let origin = String::from_utf8_lossy(origin.as_bytes()).into_owned();
+        refusal::log(Cause::ForeignOrigin, peer, &Quoted("Origin", Some(&origin)));
+        (
+            StatusCode::FORBIDDEN,
+            "403 Forbidden: the Origin is not a loopback address\n",
+        )
+            .into_response()
+    } else {
+        let response = next.run(request).await;
+        if let Some(refused) = response.extensions().get::<Refusal>() {
+            refusal::log(refused.cause, peer, &refused.detail);
+        }
+        response
+    };
+    with_headers(response, api)
+}
+
+/// Whether `path` is the API's or MCP's: answers that hold a token's data.
+fn is_api(path: &str) -> bool {
+    path == "/mcp" || path.starts_with("/mcp/") || path.starts_with("/api/")
+}
+
+/// Every answer: never sniffed; the API's and MCP's never stored (the page's own files
+/// keep their `no-cache`: they hold no one's data).
+fn with_headers(mut response: Response, api: bool) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    if api {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    response
+}
+
+/// The host a request names: its `Host` header, else the authority of its target.
+fn host_of(request: &Request) -> Option<String> {
+    match request.headers().get(header::HOST) {
+        Some(host) => Some(String::from_utf8_lossy(host.as_bytes()).into_owned()),
+        None => request.uri().authority().map(|a| a.as_str().to_owned()),
+    }
+}
+
+/// Whether a `Host` (`name[:port]`) names this machine: `localhost`, a `*.localhost`
+/// name, or a loopback address — the names the Origin rule accepts.
+pub fn is_loopback_host(host: &str) -> bool {
+    let Ok(authority) = host.parse::<http::uri::Authority>() else {
+        return false;
+    };
+    let name = authority.host();
+    let name = name
+        .strip_prefix('[')
+        .and_then(|n| n.strip_suffix(']'))
+        .unwrap_or(name)
+        .to_ascii_lowercase();
+    name == "localhost"
+        || name.ends_with(".localhost")
+        || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// ` (Host "evil.example")` in a log line: the value as sent, quoted and escaped.
+struct Quoted<'a>(&'static str, Option<&'a str>);
+
+impl std::fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.1 {
+            Some(value) => write!(f, " ({} {:?})", self.0, value),
+            None => write!(f, " (no {})", self.0),
+        }
+    }
+}
+
+/// The peer of a request, if the connection told it.
+pub fn peer_of(request: &Request) -> Option<SocketAddr> {
+    request
+        .extensions()
+        .get::<Connection>()
+        .map(Connection::peer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts() {
+        for yes in [
+            "localhost",
+            "localhost:7717",
+            "LOCALHOST:1",
+            "app.localhost:8443",
+            "127.0.0.1",
+            "127.0.0.1:7717",
+            "127.8.9.10:1",
+            "[::1]:7717",
+            "[::1]",
+        ] {
+            assert!(is_loopback_host(yes), "{yes}");
+        }
+        for no in [
+            "evil.example",
+            "evil.example:7717",
+            "localhost.evil.example",
+            "127.0.0.1.nip.io:7717",
+            "10.0.0.1:7717",
+            "[::2]:7717",
+            "0.0.0.0:7717",
+            "",
+            "local host",
+        ] {
+            assert!(!is_loopback_host(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn the_api_and_mcp_are_told_apart_from_the_page() {
+        for api in ["/mcp", "/mcp/", "/api/sessions", "/api/sessions/x/stream"] {
+            assert!(is_api(api), "{api}");
+        }
+        for page in ["/", "/app.js", "/vendor/xterm.js", "/mcpx", "/apis"] {
+            assert!(!is_api(page), "{page}");
+        }
+    }
+}
