@@ -143,6 +143,23 @@ impl Tokens {
     }
 }
 
+/// The `WWW-Authenticate` of a 401 to a request with `authorization`: a bearer challenge
+/// whose `error_description` says what was wrong, for clients that show only that
+/// (RFC 6750: `invalid_request` without a bearer token, `invalid_token` with a wrong one).
+pub fn challenge(authorization: Option<&HeaderValue>) -> &'static str {
+    match authorization.and_then(bearer) {
+        None => {
+            "Bearer error=\"invalid_request\", error_description=\"no bearer token: send \
+             Authorization: Bearer <token> (pty-session serve's token)\""
+        }
+        Some(_) => {
+            "Bearer error=\"invalid_token\", error_description=\"the bearer token is not one \
+             of pty-session serve's tokens (PTY_SESSION_TOKEN, --tokens, or the generated \
+             token's file)\""
+        }
+    }
+}
+
 /// The token of an `Authorization: Bearer <token>` header (the scheme in any case).
 fn bearer(value: &HeaderValue) -> Option<&[u8]> {
     let value = value.as_bytes();

@@ -8,11 +8,12 @@
 //! - [`cli`]: the command line; [`config`]: the config file and flags.
 //! - [`tools`]: the one handler, a method per tool; [`wire`]: arguments and results as
 //!   they travel; [`reply`]: the text block and the one error mapping.
-//! - [`owner`]: who is calling; [`auth`]: bearer tokens.
+//! - [`owner`]: who is calling; [`auth`]: bearer tokens; [`logs`]: the stderr logger.
 //! - [`stdio`], [`http`]: the transports, serving the same handler; [`stdio_framing`]:
 //!   the lines of stdio, parse errors answered and requests in flight bounded;
 //!   [`connections`]: HTTP connections under a cap; [`mcp_sessions`]: legacy MCP
-//!   sessions per token, capped and expired.
+//!   sessions per token, capped and expired; [`priming`]: SSE priming events only for
+//!   the protocol versions that define them.
 //! - [`web`]: the web view and the API beside `/mcp` for people; [`attach`]: the
 //!   `attach` and `ls` commands, its clients in a person's own terminal; [`app`]: the
 //!   MCP App, the same terminal inline in a chat host.
@@ -24,8 +25,10 @@ pub mod cli;
 pub mod config;
 pub mod connections;
 pub mod http;
+pub mod logs;
 pub mod mcp_sessions;
 pub mod owner;
+pub mod priming;
 pub mod progress;
 pub mod reply;
 pub mod stdio;
