@@ -275,11 +275,11 @@ async fn check(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
         .tokens
         .authenticate(request.headers().get(header::AUTHORIZATION))
     else {
-        let challenge = auth::challenge(request.headers().get(header::AUTHORIZATION));
+        let (challenge, body) = auth::refusal(request.headers().get(header::AUTHORIZATION));
         return (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, challenge)],
-            "401 Unauthorized: send Authorization: Bearer <token>\n",
+            body,
         )
             .into_response();
     };

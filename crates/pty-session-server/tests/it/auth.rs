@@ -37,6 +37,10 @@ async fn missing_or_wrong_tokens_get_401() {
         assert_eq!(response.status, 401, "{bad}: {response:?}");
         let challenge = response.header("www-authenticate").unwrap();
         assert!(challenge.contains("error_description=\""), "{challenge}");
+        assert!(
+            response.body.contains("Authorization: Bearer"),
+            "{response:?}"
+        );
     }
 
     for good in [ALICE, BOB] {
