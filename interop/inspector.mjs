@@ -1,7 +1,8 @@
 // The MCP Inspector's CLI (@modelcontextprotocol/inspector, `mcp-inspector --cli`), one
 // process per request as a person or a script would run it: over stdio (a fresh server
-// each time) and over HTTP, legacy and 2026-07-28. Over 2026-07-28 the owner is the
-// token, so sessions outlive one invocation and the whole round trip runs there.
+// each time) and over HTTP, legacy and 2026-07-28. Over HTTP the owner is the token in
+// every era, so sessions outlive one invocation (checked in each era); the whole round
+// trip runs over 2026-07-28.
 // One argument of a command line holds at most 128 KiB, so its WRITE_TIMEOUT write is smaller.
 // usage: node inspector.mjs path/to/pty-session
 import { spawn } from "node:child_process";
@@ -78,6 +79,19 @@ await step(`${name} http`, async () => {
     const legacy = target([server.url, ...auth(ALICE), "--protocol-era", "legacy"]);
     await listsCleanly(legacyLabel, legacy);
     checkError(legacyLabel, "pty_tail of a made-up id", await legacy.call("pty_tail", { id: "nosuchid" }), "UNKNOWN_SESSION");
+
+    // Each CLI call is a connection of its own (with the default era, as README's command
+    // has it; a new MCP session each time in the legacy era): the owner is the token, so
+    // what one call opened, the next reaches.
+    for (const [era, args] of [["default era", []], ["legacy era", ["--protocol-era", "legacy"]]]) {
+      const each = target([server.url, ...auth(ALICE), ...args]);
+      const eraLabel = `${name} http (${era}, a connection per call)`;
+      const opened = await each.call("pty_open", { command: "python3 -q" });
+      const sent = await each.call("pty_send", { id: opened.structured?.sessionId, data: "6*7" });
+      check(`${eraLabel}: pty_send reaches what the last call opened`, !sent.isError && sent.structured?.delta?.includes("42\n"), sent);
+      const closed = await each.call("pty_close", { id: opened.structured?.sessionId });
+      check(`${eraLabel}: and pty_close closes it`, !closed.isError && closed.structured?.closed === true, closed);
+    }
 
     const label = `${name} http (2026-07-28, no session)`;
     const alice = target([server.url, ...auth(ALICE), "--protocol-era", "modern"]);

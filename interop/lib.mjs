@@ -45,8 +45,9 @@ export async function step(rule, body) {
   }
 }
 
-export function finish() {
-  console.log(`${passed} passed, ${failed} failed`);
+/** Prints the closing line, `[label: ]N passed, M failed`, and exits. */
+export function finish(label) {
+  console.log(`${label ? `${label}: ` : ""}${passed} passed, ${failed} failed`);
   process.exit(failed ? 1 : 0);
 }
 

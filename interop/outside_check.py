@@ -165,13 +165,14 @@ async def http():
                 check(f"{label}: the owner's session is untouched", o.get("delta") == "still mine\nstill mine\n", o)
                 pid = o.get("pid")
                 err, o, _ = await call(alice, "pty_open", command="cat")
-                last_pid = o.get("pid")
-            if mode == "legacy":
-                for _ in range(100):
-                    if not alive(last_pid):
-                        break
-                    await asyncio.sleep(0.05)
-                check(f"{label}: closing the MCP session (DELETE) kills its processes", not alive(last_pid), last_pid)
+                kept = o.get("sessionId")
+            # The owner is the token, not the MCP session: closing the client (DELETE of
+            # its MCP session, in legacy mode) and connecting again reaches the session.
+            async with client("tok-alice-1234567890", mode) as again:
+                err, o, _ = await call(again, "pty_tail", id=kept)
+                check(f"{label}: a new connection of the token reaches its session", not err and o.get("status") == "running", o)
+                err, o, _ = await call(again, "pty_close", id=kept)
+                check(f"{label}: and closes it", not err and o.get("closed") is True, o)
     finally:
         server.terminate()
         server.wait(10)

@@ -143,6 +143,28 @@ impl Tokens {
     }
 }
 
+/// What a 401 says to a request with `authorization`: its `WWW-Authenticate`, a bearer
+/// challenge whose `error_description` says what was wrong (RFC 6750: `invalid_request`
+/// without a bearer token, `invalid_token` with a wrong one), and its body, which says
+/// the same for clients that show only the body (Claude Code's "Error detail").
+pub fn refusal(authorization: Option<&HeaderValue>) -> (&'static str, &'static str) {
+    match authorization.and_then(bearer) {
+        None => (
+            "Bearer error=\"invalid_request\", error_description=\"no bearer token: send \
+             Authorization: Bearer <token> (pty-session serve's token)\"",
+            "401 Unauthorized: no bearer token: send Authorization: Bearer <token>\n",
+        ),
+        Some(_) => (
+            "Bearer error=\"invalid_token\", error_description=\"the bearer token is not one \
+             of pty-session serve's tokens (PTY_SESSION_TOKEN, --tokens, or the generated \
+             token's file)\"",
+            "401 Unauthorized: the bearer token is not one of pty-session serve's tokens \
+             (PTY_SESSION_TOKEN, --tokens, or the generated token's file); send \
+             Authorization: Bearer <token>\n",
+        ),
+    }
+}
+
 /// The token of an `Authorization: Bearer <token>` header (the scheme in any case).
 fn bearer(value: &HeaderValue) -> Option<&[u8]> {
     let value = value.as_bytes();

@@ -4,11 +4,13 @@
 //!
 //! Both the current protocol (2026-07-28, no sessions: rmcp builds a handler per request)
 //! and older ones with `Mcp-Session-Id` are served by the same [`PtyTools`] over the same
-//! service. DELETE of an MCP session disposes its owner, and so does its expiry after
-//! `mcpSessionIdleSecs` without a request ([`crate::mcp_sessions`]); owners idle for
-//! `ownerIdleTimeoutSecs` are disposed too. Connections are served under a cap and
-//! timeouts ([`crate::connections`]); POST bodies are read here, within a size and a time,
-//! and one that is not JSON gets a JSON-RPC parse error.
+//! service, and the owner is the token for all of them: an MCP session is a connection,
+//! which DELETE or its expiry after `mcpSessionIdleSecs` without a request ends
+//! ([`crate::mcp_sessions`]) without closing any PTY session. Owners idle for
+//! `ownerIdleTimeoutSecs` are disposed. Clients of versions before 2025-11-25 get no SSE
+//! priming events ([`crate::priming`]). Connections are served under a cap and timeouts
+//! ([`crate::connections`]); POST bodies are read here, within a size and a time, and one
+//! that is not JSON gets a JSON-RPC parse error.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -32,8 +34,10 @@ use tokio_util::sync::CancellationToken;
 use crate::auth::{self, Tokens};
 use crate::connections::{self, ConnectionLimits, Connections, hold_until_sent};
 use crate::front::{self, Front};
+use crate::logs;
 use crate::mcp_sessions::McpSessions;
-use crate::owner::{MCP_SESSION_ID, Owners, Principal, http_owner};
+use crate::owner::{MCP_SESSION_ID, Owners, Principal};
+use crate::priming;
 use crate::refusal::{self, Cause};
 use crate::tools::{PtyTools, Stopping};
 
@@ -74,8 +78,6 @@ pub struct HttpLimits {
 /// What the gate needs for every request.
 struct Gate {
     tokens: Arc<Tokens>,
-    service: PtyService,
-    owners: Owners,
     /// The legacy MCP sessions and the principal that opened each.
     mcp: McpSessions,
     /// rmcp's sessions, to close the ones that expire.
@@ -104,10 +106,10 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
             .unwrap_or_else(|| auth::default_token_path(local.port()));
         let tokens = Tokens::generated(&path)?;
         // The path, never the token: logs are often kept where others can read them.
-        tracing::info!(path = %path.display(), "no tokens configured; the bearer token is in this file (mode 0600)");
+        tracing::info!(target: logs::STARTUP, path = %path.display(), "no tokens configured; the bearer token is in this file (mode 0600)");
         tokens
     } else {
-        tracing::info!(principals = ?configured.principals(), "bearer tokens configured");
+        tracing::info!(target: logs::STARTUP, principals = ?configured.principals(), "bearer tokens configured");
         configured
     };
     let limits = options.limits;
@@ -141,8 +143,6 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
     ));
     let gate = Arc::new(Gate {
         tokens,
-        service: service.clone(),
-        owners: owners.clone(),
         mcp: McpSessions::new(limits.max_mcp_sessions_per_token, limits.mcp_session_idle),
         manager: manager.clone(),
         limits,
@@ -183,10 +183,11 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
     }
     tokio::spawn(expire_mcp_sessions(gate, stop.clone()));
     tracing::info!(
+        target: logs::STARTUP,
         "at most {} connections; listening on http://{local}/mcp",
         connection_limits.max_connections
     );
-    tracing::info!("the web view for people is at http://{local}/");
+    tracing::info!(target: logs::STARTUP, "the web view for people is at http://{local}/");
 
     let connections = Connections::new(connection_limits);
     let accepting = CancellationToken::new();
@@ -240,8 +241,8 @@ fn connection_cap(configured: Option<usize>, max_sessions: usize) -> usize {
     }
 }
 
-/// Closes the legacy MCP sessions idle for `mcpSessionIdleSecs` and their PTY sessions,
-/// a few times per idle period, until `stop`.
+/// Closes the legacy MCP sessions idle for `mcpSessionIdleSecs` (their token's PTY sessions
+/// stay), a few times per idle period, until `stop`.
 async fn expire_mcp_sessions(gate: Arc<Gate>, stop: CancellationToken) {
     let period = (gate.mcp.idle() / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
     let mut ticks = tokio::time::interval(period);
@@ -252,13 +253,10 @@ async fn expire_mcp_sessions(gate: Arc<Gate>, stop: CancellationToken) {
             _ = ticks.tick() => {}
         }
         for (id, principal) in gate.mcp.take_expired(Instant::now()) {
-            let owner = http_owner(&principal, Some(&id));
-            tracing::info!(%owner, idle_secs = gate.mcp.idle().as_secs(), "MCP session idle; closing it and its sessions");
+            tracing::debug!(principal = %principal.0, mcp_session = %id, idle_secs = gate.mcp.idle().as_secs(), "MCP session idle; closing it");
             if let Err(err) = gate.manager.close_session(&Arc::from(id.as_str())).await {
-                tracing::warn!(%owner, %err, "cannot close an idle MCP session");
+                tracing::warn!(principal = %principal.0, mcp_session = %id, %err, "cannot close an idle MCP session");
             }
-            gate.owners.forget(&owner);
-            gate.service.dispose(&owner).await;
         }
     }
 }
@@ -270,10 +268,11 @@ async fn check(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
         .tokens
         .authenticate(request.headers().get(header::AUTHORIZATION))
     else {
+        let (challenge, body) = auth::refusal(request.headers().get(header::AUTHORIZATION));
         let refused = (
             StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, "Bearer")],
-            "401 Unauthorized: send Authorization: Bearer <token>\n",
+            [(header::WWW_AUTHENTICATE, challenge)],
+            body,
         );
         return refusal::refuse(refused.into_response(), Cause::Unauthorized);
     };
@@ -296,6 +295,7 @@ async fn check(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
     }
     let mut slot = None;
     let mut checked_json = false;
+    let mut version = priming::header_version(request.headers()).map(str::to_owned);
     if request.method() == Method::POST && is_json(request.headers()) {
         let (parts, body) = request.into_parts();
         let bytes = match read_body(&gate.limits, body).await {
@@ -316,6 +316,7 @@ async fn check(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
         };
         checked_json = true;
         if mcp_session.is_none() && peek.method.as_deref() == Some("initialize") {
+            version = requested_version(&bytes);
             match gate.mcp.reserve(&principal) {
                 Ok(reserved) => slot = Some(reserved),
                 Err(open) => {
@@ -349,16 +350,17 @@ async fn check(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
         && response.status().is_success()
         && let Some(id) = mcp_session
     {
+        // The connection ends; the token's PTY sessions stay (an owner is the token).
         gate.mcp.unbind(&id);
-        let owner = http_owner(&principal, Some(&id));
-        tracing::info!(%owner, "MCP session deleted; closing its sessions");
-        gate.owners.forget(&owner);
-        gate.service.dispose(&owner).await;
-        // rmcp answers 202 Accepted; the work is done by now (the processes are reaped),
-        // and clients such as the Python SDK expect 200 or 204 for a terminated session.
+        tracing::debug!(principal = %principal.0, mcp_session = %id, "MCP session deleted");
+        // rmcp answers 202 Accepted; the session is gone by now, and clients such as the
+        // Python SDK expect 200 or 204 for a terminated session.
         if response.status() == StatusCode::ACCEPTED {
             return StatusCode::NO_CONTENT.into_response();
         }
+    }
+    if !priming::defined_for(version.as_deref()) {
+        response = priming::without_priming(response);
     }
     match in_flight {
         Some(in_flight) => hold_until_sent(response, in_flight),
@@ -426,6 +428,22 @@ struct Peek {
     method: Option<String>,
     #[serde(default)]
     id: Option<serde_json::Value>,
+}
+
+/// The protocol version an `initialize` body asks for (and gets: rmcp answers with the
+/// version asked for when it knows it), if it names one.
+fn requested_version(body: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Initialize {
+        params: Params,
+    }
+    #[derive(Deserialize)]
+    struct Params {
+        #[serde(rename = "protocolVersion")]
+        protocol_version: String,
+    }
+    let initialize: Initialize = serde_json::from_slice(body).ok()?;
+    Some(initialize.params.protocol_version)
 }
 
 /// The method and id of a body, `Peek::default()` for JSON of another shape, an error for

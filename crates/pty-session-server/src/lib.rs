@@ -9,13 +9,14 @@
 //! - [`tools`]: the one handler, a method per tool; [`wire`]: arguments and results as
 //!   they travel; [`reply`]: the text block and the one error mapping.
 //! - [`owner`]: who is calling; [`auth`]: bearer tokens; [`secrets`]: what no session
-//!   inherits.
+//!   inherits; [`logs`]: the stderr logger.
 //! - [`stdio`], [`http`]: the transports, serving the same handler; [`stdio_framing`]:
 //!   the lines of stdio, parse errors answered and requests in flight bounded;
 //!   [`front`]: the Host and Origin rules of every HTTP route and the headers of every
 //!   answer; [`refusal`]: refused requests logged, rate limited; [`connections`]: HTTP
 //!   connections under a cap; [`mcp_sessions`]: legacy MCP sessions per token, capped and
-//!   expired.
+//!   expired; [`priming`]: SSE priming events only for the protocol versions that define
+//!   them.
 //! - [`web`]: the web view and the API beside `/mcp` for people, its terminal streams
 //!   counted in [`stream_slots`]; [`attach`]: the
 //!   `attach` and `ls` commands, its clients in a person's own terminal; [`app`]: the
@@ -29,8 +30,10 @@ pub mod config;
 pub mod connections;
 pub mod front;
 pub mod http;
+pub mod logs;
 pub mod mcp_sessions;
 pub mod owner;
+pub mod priming;
 pub mod progress;
 pub mod refusal;
 pub mod reply;

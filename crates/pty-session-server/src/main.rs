@@ -10,7 +10,7 @@ use pty_session::PtyService;
 use pty_session_server::attach::{self, Remote};
 use pty_session_server::cli::{Cli, Command};
 use pty_session_server::http::ServeOptions;
-use pty_session_server::{http, stdio};
+use pty_session_server::{http, logs, stdio};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -27,18 +27,10 @@ fn main() -> ExitCode {
     // stderr to the person, so by default only warnings and errors; `serve` adds its own
     // start-up lines (the address, the token file). RUST_LOG asks for more.
     let default_filter = match cli.command {
-        Command::Mcp { .. } => "warn",
-        Command::Serve { .. } => "warn,pty_session_server=info",
-        Command::Ls { .. } | Command::Attach { .. } => "warn",
+        Command::Serve { .. } => format!("warn,{}=info", logs::STARTUP),
+        Command::Mcp { .. } | Command::Ls { .. } | Command::Attach { .. } => "warn".to_owned(),
     };
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter)),
-        )
-        .init();
+    logs::init(&default_filter);
     match run(cli, token_env) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -1,10 +1,11 @@
 //! Who is calling: the [`Owner`] of a tool call, from the transport it came over.
 //!
 //! Over stdio the one client is the one owner. Over HTTP the owner is the principal of
-//! the bearer token ([`Principal`], put on the request by the HTTP gate), narrowed to the
-//! `Mcp-Session-Id` when the client negotiated a protocol version with sessions. The
-//! [`Owners`] registry remembers when each HTTP owner was last active, so that one idle
-//! for `ownerIdleTimeoutSecs` can be disposed: the current protocol has no session to end.
+//! the bearer token ([`Principal`], put on the request by the HTTP gate), whatever the
+//! protocol version: an MCP session (`Mcp-Session-Id`) is only a connection, so a client
+//! that reconnects, or makes an MCP session per call, keeps its sessions. The [`Owners`]
+//! registry remembers when each HTTP owner was last active, so that one idle for
+//! `ownerIdleTimeoutSecs` can be disposed: a token has no end of its own.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -22,15 +23,10 @@ pub struct Principal(pub Arc<str>);
 /// The header a client with MCP sessions names its session by.
 pub const MCP_SESSION_ID: &str = "mcp-session-id";
 
-/// The owner of calls made with `principal`'s token, in MCP session `mcp_session` if any.
-///
-/// Principal names cannot hold `/` (see the token file rules), so the two forms cannot
-/// collide.
-pub fn http_owner(principal: &Principal, mcp_session: Option<&str>) -> Owner {
-    match mcp_session {
-        None => Owner::new(format!("token:{}", principal.0)),
-        Some(id) => Owner::new(format!("token:{}/mcp-session:{id}", principal.0)),
-    }
+/// The owner of calls made with `principal`'s token, over any protocol version and in any
+/// MCP session.
+pub fn http_owner(principal: &Principal) -> Owner {
+    Owner::new(format!("token:{}", principal.0))
 }
 
 /// How a handler finds the owner of a call.
@@ -38,7 +34,7 @@ pub fn http_owner(principal: &Principal, mcp_session: Option<&str>) -> Owner {
 pub enum Caller {
     /// Stdio: one client, one owner.
     Stdio(Owner),
-    /// HTTP: from the request's principal and MCP session.
+    /// HTTP: from the request's principal.
     Http(Owners),
 }
 
@@ -56,11 +52,7 @@ impl Caller {
             Caller::Http(owners) => {
                 let parts = ctx.extensions.get::<http::request::Parts>()?;
                 let principal = parts.extensions.get::<Principal>()?;
-                let mcp_session = parts
-                    .headers
-                    .get(MCP_SESSION_ID)
-                    .and_then(|value| value.to_str().ok());
-                let owner = http_owner(principal, mcp_session);
+                let owner = http_owner(principal);
                 owners.begin(&owner);
                 Some(ActiveOwner {
                     owner,
@@ -123,26 +115,9 @@ impl Owners {
         }
     }
 
-    /// Every owner of `principal`'s token that may hold sessions: the token's own owner
-    /// and one per MCP session of the token seen so far. An owner leaves this registry
-    /// only when its sessions are disposed, so none of the token's sessions is missed.
+    /// Every owner of `principal`'s token that may hold sessions: the token's one owner.
     pub fn of_principal(&self, principal: &Principal) -> Vec<Owner> {
-        let plain = http_owner(principal, None);
-        let narrower = format!("{}/", plain.as_str());
-        let activity = self.activity.lock().expect("owners lock");
-        let mut owners: Vec<Owner> = activity
-            .keys()
-            .filter(|owner| owner.as_str().starts_with(&narrower))
-            .cloned()
-            .collect();
-        owners.sort_by(|a, b| a.as_str().cmp(b.as_str()));
-        owners.insert(0, plain);
-        owners
-    }
-
-    /// Forgets `owner`, e.g. because its MCP session was deleted.
-    pub fn forget(&self, owner: &Owner) {
-        self.activity.lock().expect("owners lock").remove(owner);
+        vec![http_owner(principal)]
     }
 
     /// Removes and returns the owners with no call in flight and none for `timeout`.
@@ -203,39 +178,10 @@ mod tests {
     }
 
     #[test]
-    fn a_token_sees_its_owners_only() {
-        let owners = Owners::default();
+    fn a_token_is_one_owner() {
         let alice = Principal("alice".into());
-        for owner in [
-            http_owner(&alice, Some("u-2")),
-            http_owner(&Principal("alice2".into()), None),
-            http_owner(&Principal("alice2".into()), Some("u-1")),
-            http_owner(&alice, Some("u-1")),
-        ] {
-            owners.begin(&owner);
-        }
-        let seen: Vec<String> = owners
-            .of_principal(&alice)
-            .iter()
-            .map(|o| o.as_str().to_owned())
-            .collect();
-        assert_eq!(
-            seen,
-            [
-                "token:alice",
-                "token:alice/mcp-session:u-1",
-                "token:alice/mcp-session:u-2"
-            ]
-        );
-    }
-
-    #[test]
-    fn session_owners_are_narrower_than_token_owners() {
-        let p = Principal("alice".into());
-        assert_eq!(http_owner(&p, None).as_str(), "token:alice");
-        assert_eq!(
-            http_owner(&p, Some("u-1")).as_str(),
-            "token:alice/mcp-session:u-1"
-        );
+        assert_eq!(http_owner(&alice).as_str(), "token:alice");
+        assert_eq!(Owners::default().of_principal(&alice), [http_owner(&alice)]);
+        assert_ne!(http_owner(&alice), http_owner(&Principal("alice2".into())));
     }
 }

@@ -30,10 +30,14 @@ pub fn output_schema<T: JsonSchema>() -> Arc<serde_json::Map<String, serde_json:
 }
 
 /// A self-contained schema (no `$ref`s, which some clients cannot follow) in standard
-/// JSON Schema: without the `null` that schemars adds to optional fields (an absent field
-/// says the same, and some clients refuse type unions), and without the `format` it puts
-/// on integers (`uint32`, `int64`: not formats JSON Schema defines, so validators such as
-/// ajv warn about each one; `minimum` already says what a model needs).
+/// JSON Schema, within what strict validators accept (OpenAI's strict function calling,
+/// Gemini's function declarations): without the `null` that schemars adds to optional
+/// fields, in their `type` and in a string `enum` (an absent field says the same, and
+/// those hosts refuse type unions and enum values of another type), without the `format`
+/// it puts on integers (`uint32`, `int64`: not formats JSON Schema defines, so validators
+/// such as ajv warn about each one; `minimum` already says what a model needs), without
+/// `default` (the description says it) and without `$schema` (MCP's default dialect is
+/// the one it names).
 fn schema<T: JsonSchema>(
     settings: SchemaSettings,
 ) -> Arc<serde_json::Map<String, serde_json::Value>> {
@@ -50,13 +54,14 @@ fn schema<T: JsonSchema>(
         );
     };
     // The type's own name and doc comment are noise to a model; the tool describes it.
+    object.remove("$schema");
     object.remove("title");
     object.remove("description");
     Arc::new(object)
 }
 
-/// Turns every `"type": [X, "null"]` into `"type": X`, and drops the `format` of every
-/// integer.
+/// Turns every `"type": [X, "null"]` into `"type": X`, drops `null` from every `enum`,
+/// and drops the `format` of every integer and every `default`.
 fn standardize(value: &mut serde_json::Value) {
     match value {
         serde_json::Value::Object(object) => {
@@ -67,6 +72,10 @@ fn standardize(value: &mut serde_json::Value) {
                     object.insert("type".into(), single);
                 }
             }
+            if let Some(serde_json::Value::Array(values)) = object.get_mut("enum") {
+                values.retain(|v| !v.is_null());
+            }
+            object.remove("default");
             if object.get("type").is_some_and(|t| t == "integer") {
                 object.remove("format");
             }

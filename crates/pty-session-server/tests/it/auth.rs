@@ -17,7 +17,14 @@ async fn missing_or_wrong_tokens_get_401() {
 
     let none = raw_post(server.addr, &[], INITIALIZE).await;
     assert_eq!(none.status, 401, "{none:?}");
-    assert_eq!(none.header("www-authenticate"), Some("Bearer"));
+    // Clients that show only the challenge (Claude Code: "Failed to connect") get a
+    // reason in it.
+    let challenge = none.header("www-authenticate").unwrap();
+    assert!(
+        challenge
+            .starts_with("Bearer error=\"invalid_request\", error_description=\"no bearer token"),
+        "{challenge}"
+    );
 
     for bad in [
         "Bearer alice-token-012345678".to_owned(),   // a prefix
@@ -28,6 +35,12 @@ async fn missing_or_wrong_tokens_get_401() {
     ] {
         let response = raw_post(server.addr, &[("Authorization", &bad)], INITIALIZE).await;
         assert_eq!(response.status, 401, "{bad}: {response:?}");
+        let challenge = response.header("www-authenticate").unwrap();
+        assert!(challenge.contains("error_description=\""), "{challenge}");
+        assert!(
+            response.body.contains("Authorization: Bearer"),
+            "{response:?}"
+        );
     }
 
     for good in [ALICE, BOB] {

@@ -1,6 +1,7 @@
-//! Owners over HTTP: each token is one owner, narrowed to the MCP session for legacy
-//! clients; another owner's session is FOREIGN_SESSION for send, tail and close alike;
-//! DELETE of an MCP session and an idle timeout close the owner's processes.
+//! Owners over HTTP: each token is one owner, whatever the protocol version and the MCP
+//! session; another owner's session is FOREIGN_SESSION for send, tail and close alike;
+//! DELETE of an MCP session closes none of the token's sessions; an idle timeout closes
+//! the owner's processes.
 
 use serde_json::json;
 
@@ -50,55 +51,52 @@ async fn two_tokens_are_two_owners() {
 }
 
 #[tokio::test]
-async fn two_mcp_sessions_under_one_token_are_two_owners() {
-    let server = http_server(&[], &[("PTY_SESSION_TOKEN", ALICE)]).await;
+async fn every_mcp_session_of_a_token_is_the_same_owner() {
+    let dir = scratch("owners-mcp-sessions");
+    let tokens = tokens_file(&dir, &[("alice", ALICE), ("bob", BOB)]);
+    let server = http_server(&["--tokens", tokens.to_str().unwrap()], &[]).await;
+    // A client that makes an MCP session per call (the Inspector's CLI), or reconnects:
+    // what it opened in one is its own in the next, and in the session-less protocol.
     let first = legacy_client(&server.url, ALICE).await;
+    let (id, pid) = open(&first, json!({"command": "exec cat"})).await;
     let second = legacy_client(&server.url, ALICE).await;
-    assert_foreign(&first, &second).await;
-    assert_foreign(&second, &first).await;
-    // The token's session-less owner is a third one.
+    let sent = call(&second, "pty_send", json!({"id": id, "data": "again\n"})).await;
+    assert!(
+        ok(&sent)["delta"].as_str().unwrap().contains("again"),
+        "{sent:?}"
+    );
     let current = current_client(&server.url, ALICE).await;
-    assert_foreign(&first, &current).await;
-    assert_foreign(&current, &second).await;
+    let tail = call(&current, "pty_tail", json!({"id": id})).await;
+    assert_eq!(ok(&tail)["status"], "running");
+    // Another token's MCP session is another owner all the same.
+    let bob = legacy_client(&server.url, BOB).await;
+    assert_foreign(&first, &bob).await;
+    assert_foreign(&bob, &second).await;
+    assert!(alive(pid));
 }
 
 #[tokio::test]
-async fn deleting_an_mcp_session_closes_its_processes() {
+async fn deleting_an_mcp_session_closes_none_of_the_tokens_sessions() {
     let server = http_server(&[], &[("PTY_SESSION_TOKEN", ALICE)]).await;
     let first = legacy_client(&server.url, ALICE).await;
-    let second = legacy_client(&server.url, ALICE).await;
-    let (_, pid_a) = open(
+    let (id, pid) = open(
         &first,
         json!({"command": "exec sleep 300", "settle": "none"}),
     )
     .await;
-    let (_, pid_b) = open(
-        &first,
-        json!({"command": "exec sleep 301", "settle": "none"}),
-    )
-    .await;
-    let (other, pid_c) = open(
-        &second,
-        json!({"command": "exec sleep 302", "settle": "none"}),
-    )
-    .await;
-    assert!(alive(pid_a) && alive(pid_b) && alive(pid_c));
-
-    // Closing the client sends DELETE with its Mcp-Session-Id.
+    // Closing the client sends DELETE with its Mcp-Session-Id; the client is gone once
+    // the DELETE is answered.
     first.cancel().await.unwrap();
-    eventually("the first client's processes are gone", || {
-        !alive(pid_a) && !alive(pid_b)
-    })
-    .await;
-    assert!(alive(pid_c), "the other MCP session keeps its process");
+    let again = legacy_client(&server.url, ALICE).await;
     assert_eq!(
-        ok(&call(&second, "pty_tail", json!({"id": other})).await)["status"],
-        "running"
+        ok(&call(&again, "pty_tail", json!({"id": id})).await)["status"],
+        "running",
+        "the reconnected client reaches the session it opened"
     );
-    assert!(
-        server.log().contains("MCP session deleted"),
-        "{}",
-        server.log()
+    assert!(alive(pid));
+    assert_eq!(
+        ok(&call(&again, "pty_close", json!({"id": id})).await)["closed"],
+        true
     );
 }
 
@@ -106,7 +104,10 @@ async fn deleting_an_mcp_session_closes_its_processes() {
 async fn an_idle_owner_is_disposed() {
     let server = http_server(
         &["--owner-idle-timeout-secs", "1"],
-        &[("PTY_SESSION_TOKEN", ALICE)],
+        &[
+            ("PTY_SESSION_TOKEN", ALICE),
+            ("RUST_LOG", "pty_session_server=info"),
+        ],
     )
     .await;
     let client = current_client(&server.url, ALICE).await;
@@ -144,7 +145,7 @@ async fn a_long_call_keeps_its_owner_active() {
 }
 
 #[tokio::test]
-async fn delete_answers_once_the_processes_are_reaped_and_only_for_its_token() {
+async fn delete_ends_only_the_mcp_session_and_only_for_its_token() {
     let dir = scratch("owners-delete-raw");
     let tokens = tokens_file(&dir, &[("alice", ALICE), ("bob", BOB)]);
     let server = http_server(&["--tokens", tokens.to_str().unwrap()], &[]).await;
@@ -187,8 +188,10 @@ async fn delete_answers_once_the_processes_are_reaped_and_only_for_its_token() {
         deleted.status, 204,
         "the session is gone when DELETE answers: {deleted:?}"
     );
-    assert!(
-        !alive(pid),
-        "the DELETE answered after the process was reaped"
-    );
+    let tools = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#;
+    assert_eq!(send(&alice, "POST", tools).await.status, 404, "it is gone");
+    assert!(alive(pid), "the token's PTY session stays");
+    let current = current_client(&server.url, ALICE).await;
+    let listed = call(&current, "pty_list", json!({})).await;
+    assert_eq!(ok(&listed)["sessions"][0]["pid"], pid, "{listed:?}");
 }
