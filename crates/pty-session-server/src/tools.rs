@@ -270,6 +270,11 @@ impl PtyTools {
         }
     }
 
+    /// What ends this handler's calls in flight ([`Stopping::stop`]).
+    pub fn stopping(&self) -> &Stopping {
+        &self.stopping
+    }
+
     /// A handler for HTTP requests, whose owners come from the request; `stopping` ends
     /// its calls when the server stops.
     pub fn http(service: PtyService, owners: Owners, stopping: Stopping) -> PtyTools {
