@@ -8,6 +8,7 @@
 //! - [`cli`]: the command line; [`config`]: the config file and flags.
 //! - [`tools`]: the one handler, a method per tool; [`wire`]: arguments and results as
 //!   they travel; [`reply`]: the text block and the one error mapping.
+//! - [`logging`]: the log on stderr, without rmcp's errors for expected events.
 //! - [`owner`]: who is calling; [`auth`]: bearer tokens.
 //! - [`stdio`], [`http`]: the transports, serving the same handler; [`stdio_framing`]:
 //!   the lines of stdio, parse errors answered and requests in flight bounded;
@@ -24,6 +25,7 @@ pub mod cli;
 pub mod config;
 pub mod connections;
 pub mod http;
+pub mod logging;
 pub mod mcp_sessions;
 pub mod owner;
 pub mod progress;

@@ -22,14 +22,7 @@ fn main() -> ExitCode {
         Command::Serve { .. } => "warn,pty_session_server=info",
         Command::Ls { .. } | Command::Attach { .. } => "warn",
     };
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter)),
-        )
-        .init();
+    pty_session_server::logging::init(default_filter);
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

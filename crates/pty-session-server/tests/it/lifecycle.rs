@@ -218,3 +218,72 @@ async fn stdin_closed_during_a_long_send_ends_everything_within_half_a_second() 
     let _ = send.await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An HTTP client that drops its connection while a `pty_send` waits is an expected event:
+/// the call is cancelled and its reply has nowhere to go, which is logged as no error.
+#[tokio::test]
+async fn an_http_client_dropping_mid_call_logs_no_error() {
+    use tokio::io::AsyncWriteExt as _;
+    let token = "lifecycle-token-0123456789";
+    let mut server = http_server(
+        &[],
+        &[
+            ("PTY_SESSION_TOKEN", token),
+            (
+                "RUST_LOG",
+                "warn,pty_session_server=info,rmcp::service=info",
+            ),
+        ],
+    )
+    .await;
+    let dir = crate::support::scratch("dropping-http-client");
+    let file = dir.join("read");
+    let client = current_client(&server.url, token).await;
+    let result = call(
+        &client,
+        "pty_open",
+        json!({"command": "head -n1 > \"$F\"; exec sleep 313", "env": {"F": file.to_str().unwrap()}}),
+    )
+    .await;
+    let id = ok(&result)["sessionId"].as_str().unwrap().to_owned();
+    // The current protocol by hand: one request, its reply on this connection only.
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "pty_send",
+        "arguments": {"id": id, "data": "go", "timeoutMs": 600_000, "until": "never-printed"},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }
+    }})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: pty_send\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        server.addr,
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    crate::support::eventually("the send's line to be read", || {
+        std::fs::read_to_string(&file).is_ok_and(|text| text == "go\n")
+    })
+    .await;
+    let finished = server.log().matches("quit_reason=Cancelled").count();
+    drop(stream);
+    // rmcp ends the request's service once its reply has been tried.
+    crate::support::eventually("the dropped request's service to finish", || {
+        server.log().matches("quit_reason=Cancelled").count() > finished
+    })
+    .await;
+    let log = server.log();
+    assert!(!log.contains("ERROR"), "an error was logged:\n{log}");
+    // The session stays, and answers.
+    let tail = call(&client, "pty_tail", json!({"id": id})).await;
+    ok(&tail);
+    signal(&server.child, "TERM");
+    assert!(exit_success(&mut server.child).await);
+    let _ = std::fs::remove_dir_all(&dir);
+}
