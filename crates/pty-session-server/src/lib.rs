@@ -9,6 +9,7 @@
 //! - [`tools`]: the one handler, a method per tool; [`wire`]: arguments and results as
 //!   they travel; [`reply`]: the text block and the one error mapping.
 //! - [`logging`]: the log on stderr, without rmcp's errors for expected events.
+//! - [`persist`]: `mcp --persist`, its relay and the per-user background server.
 //! - [`owner`]: who is calling; [`auth`]: bearer tokens.
 //! - [`stdio`], [`http`]: the transports, serving the same handler; [`stdio_framing`]:
 //!   the lines of stdio, parse errors answered and requests in flight bounded;
@@ -28,6 +29,7 @@ pub mod http;
 pub mod logging;
 pub mod mcp_sessions;
 pub mod owner;
+pub mod persist;
 pub mod progress;
 pub mod reply;
 pub mod stdio;

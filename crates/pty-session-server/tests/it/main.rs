@@ -13,6 +13,7 @@ mod lifecycle;
 mod listing;
 mod owners;
 mod people;
+mod persist;
 mod progress;
 mod recordings;
 mod replies;
