@@ -8,6 +8,7 @@
 //! - [`cli`]: the command line; [`config`]: the config file and flags.
 //! - [`tools`]: the one handler, a method per tool; [`wire`]: arguments and results as
 //!   they travel; [`reply`]: the text block and the one error mapping.
+//! - [`memory`]: freed memory given back to the system.
 //! - [`logging`]: the log on stderr, without rmcp's errors for expected events.
 //! - [`persist`]: `mcp --persist`, its relay and the per-user background server.
 //! - [`owner`]: who is calling; [`auth`]: bearer tokens.
@@ -28,6 +29,7 @@ pub mod connections;
 pub mod http;
 pub mod logging;
 pub mod mcp_sessions;
+pub mod memory;
 pub mod owner;
 pub mod persist;
 pub mod progress;

@@ -39,6 +39,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     let result = runtime.block_on(async {
+        if matches!(
+            cli.command,
+            Command::Mcp { .. } | Command::Serve { .. } | Command::PersistServer { .. }
+        ) {
+            tokio::spawn(pty_session_server::memory::return_freed());
+        }
         match cli.command {
             Command::Mcp { config, persist } => {
                 let settings = config.settings(None)?.with_persist_flags(&persist);

@@ -11,6 +11,7 @@ mod errors;
 mod faults;
 mod lifecycle;
 mod listing;
+mod memory;
 mod owners;
 mod people;
 mod persist;
