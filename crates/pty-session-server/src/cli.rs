@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::{ConfigArgs, ServeFlags};
+use crate::config::{ConfigArgs, PersistFlags, ServeFlags};
 
 /// Long-lived interactive processes on pseudo-terminals for AI agents, as six MCP tools:
 /// pty_open, pty_send, pty_tail, pty_screen, pty_list and pty_close.
@@ -23,6 +23,7 @@ use crate::config::{ConfigArgs, ServeFlags};
                   delivered once; the unfinished last line (a prompt) is `pending`.",
     after_help = "Examples:\n  \
                   pty-session mcp                      # for an agent that starts its MCP servers itself\n  \
+                  pty-session mcp --persist            # sessions outlive the agent's restarts\n  \
                   pty-session serve                    # http://127.0.0.1:7717/mcp, token in a 0600 file\n  \
                   PTY_SESSION_TOKEN=... pty-session serve --listen 0.0.0.0:7717\n  \
                   pty-session ls                       # your token's sessions on that server\n  \
@@ -42,12 +43,35 @@ pub enum Command {
                             starts `pty-session mcp` and talks JSON-RPC on its stdin and \
                             stdout. That agent is the one owner of every session. When stdin \
                             ends, or on SIGTERM/SIGINT, every session's process tree is killed \
-                            before exit."
+                            before exit.\n\n\
+                            With --persist the sessions outlive it: they live in a background \
+                            server of your user (started if none runs, reached over a 0600 \
+                            Unix socket in $XDG_RUNTIME_DIR/pty-session), owned by --owner \
+                            (default: the working directory), so a restarted agent finds them \
+                            again. `pty-session ls --persist` lists them, `pty-session stop` \
+                            closes them and stops that server."
     )]
     Mcp {
         #[command(flatten)]
         config: ConfigArgs,
+        #[command(flatten)]
+        persist: PersistFlags,
     },
+    /// The background server of `mcp --persist` (started by it; not for people)
+    #[command(hide = true)]
+    PersistServer {
+        #[command(flatten)]
+        config: ConfigArgs,
+        #[command(flatten)]
+        persist: PersistFlags,
+    },
+    /// Close every session of the background server of `mcp --persist` and stop it
+    #[command(
+        long_about = "Close every session of your background server of `pty-session mcp \
+                      --persist` (the one reached through $XDG_RUNTIME_DIR/pty-session, \
+                      else ~/.local/state/pty-session) and wait until it has exited."
+    )]
+    Stop,
     /// Serve MCP over streamable HTTP at /mcp, for several agents with bearer tokens
     #[command(
         long_about = "Serve MCP over streamable HTTP at http://<listen>/mcp, for the \
@@ -81,6 +105,9 @@ pub enum Command {
     Ls {
         #[command(flatten)]
         remote: RemoteArgs,
+        /// List the sessions of your background server of `mcp --persist` instead
+        #[arg(long)]
+        persist: bool,
     },
     /// Attach this terminal to a session on a running `pty-session serve`; Ctrl-] detaches
     #[command(

@@ -30,7 +30,8 @@ pub struct ConfigArgs {
     /// scrollbackBytes, maxSessionsPerOwner, maxSessions, maxExitedPerOwner,
     /// maxRequestBytes, ownerIdleTimeoutSecs, maxConnections, httpIdleTimeoutSecs,
     /// httpBodyTimeoutSecs, maxMcpSessionsPerToken, mcpSessionIdleSecs, recordDir,
-    /// recordInput, recordMaxBytes and a defaultEnv table
+    /// recordInput, recordMaxBytes, persist, persistIdleSecs, persistExitSecs and a
+    /// defaultEnv table
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// How pty_open runs a command: "shell" (/bin/sh -c, the default) or "exec" (split
@@ -114,6 +115,44 @@ pub struct ServeFlags {
     pub mcp_session_idle_secs: Option<u64>,
 }
 
+/// The default of `persistIdleSecs`: eight hours.
+pub const DEFAULT_PERSIST_IDLE_SECS: u64 = 8 * 3600;
+/// The default of `persistExitSecs`: a minute.
+pub const DEFAULT_PERSIST_EXIT_SECS: u64 = 60;
+
+/// The flags of `mcp` for persistent sessions (docs/configuration.md).
+#[derive(Debug, Default, Clone, clap::Args)]
+#[command(next_help_heading = "Persistent sessions (flags win over the --config file)")]
+pub struct PersistFlags {
+    /// Keep sessions in a per-user background server that outlives this client, reached
+    /// over a Unix socket (started if none runs); a client restarted with the same owner
+    /// finds them again
+    #[arg(long)]
+    pub persist: bool,
+    /// The owner of the sessions with --persist [default: the canonical working directory]
+    #[arg(long, value_name = "NAME")]
+    pub owner: Option<String>,
+    /// The background server closes an owner's sessions after this long without a call
+    /// [default: 28800]
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub persist_idle_secs: Option<u64>,
+    /// The background server exits this long after its last session and client are gone
+    /// [default: 60]
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub persist_exit_secs: Option<u64>,
+}
+
+/// How the background server of persistent sessions behaves.
+#[derive(Debug, Clone)]
+pub struct PersistSettings {
+    /// `persist`: whether `mcp` relays to the background server.
+    pub enabled: bool,
+    /// `persistIdleSecs`.
+    pub idle: Duration,
+    /// `persistExitSecs`.
+    pub exit_after: Duration,
+}
+
 /// What the server runs with: the library's config plus the server's own settings.
 #[derive(Debug)]
 pub struct Settings {
@@ -124,6 +163,22 @@ pub struct Settings {
     pub max_request_bytes: usize,
     /// What `serve` holds clients to.
     pub http: HttpLimits,
+    /// Persistent sessions, from the file (see [`Settings::with_persist_flags`]).
+    pub persist: PersistSettings,
+}
+
+impl Settings {
+    /// Overlays `flags` on the file's persistence settings.
+    pub fn with_persist_flags(mut self, flags: &PersistFlags) -> Settings {
+        self.persist.enabled |= flags.persist;
+        if let Some(secs) = flags.persist_idle_secs {
+            self.persist.idle = Duration::from_secs(secs);
+        }
+        if let Some(secs) = flags.persist_exit_secs {
+            self.persist.exit_after = Duration::from_secs(secs);
+        }
+        self
+    }
 }
 
 /// The values of a config file; every key is optional, an unknown key is an error.
@@ -150,6 +205,9 @@ struct FileConfig {
     http_body_timeout_secs: Option<u64>,
     max_mcp_sessions_per_token: Option<u64>,
     mcp_session_idle_secs: Option<u64>,
+    persist: Option<bool>,
+    persist_idle_secs: Option<u64>,
+    persist_exit_secs: Option<u64>,
 }
 
 impl FileConfig {
@@ -335,11 +393,27 @@ impl ConfigArgs {
                 mcp_sessions::DEFAULT_IDLE_SECS,
             )?,
         };
+        let persist = PersistSettings {
+            enabled: file.persist.unwrap_or(false),
+            idle: secs(
+                "persistIdleSecs",
+                None,
+                file.persist_idle_secs,
+                DEFAULT_PERSIST_IDLE_SECS,
+            )?,
+            exit_after: secs(
+                "persistExitSecs",
+                None,
+                file.persist_exit_secs,
+                DEFAULT_PERSIST_EXIT_SECS,
+            )?,
+        };
         Ok(Settings {
             service,
             owner_idle_timeout,
             max_request_bytes,
             http,
+            persist,
         })
     }
 }
@@ -377,7 +451,7 @@ mod tests {
         check_error(
             "tailLine = 5",
             expect![
-                "key `tailLine`: unknown field `tailLine`, expected one of `backendType`, `tailLines`, `scrollbackLines`, `scrollbackBytes`, `maxSessionsPerOwner`, `maxSessions`, `ownerIdleTimeoutSecs`, `tailBytes`, `maxExitedPerOwner`, `defaultEnv`, `recordDir`, `recordInput`, `recordMaxBytes`, `maxRequestBytes`, `maxConnections`, `httpIdleTimeoutSecs`, `httpBodyTimeoutSecs`, `maxMcpSessionsPerToken`, `mcpSessionIdleSecs`"
+                "key `tailLine`: unknown field `tailLine`, expected one of `backendType`, `tailLines`, `scrollbackLines`, `scrollbackBytes`, `maxSessionsPerOwner`, `maxSessions`, `ownerIdleTimeoutSecs`, `tailBytes`, `maxExitedPerOwner`, `defaultEnv`, `recordDir`, `recordInput`, `recordMaxBytes`, `maxRequestBytes`, `maxConnections`, `httpIdleTimeoutSecs`, `httpBodyTimeoutSecs`, `maxMcpSessionsPerToken`, `mcpSessionIdleSecs`, `persist`, `persistIdleSecs`, `persistExitSecs`"
             ],
         );
         check_error(

@@ -8,6 +8,8 @@
 //! - [`cli`]: the command line; [`config`]: the config file and flags.
 //! - [`tools`]: the one handler, a method per tool; [`wire`]: arguments and results as
 //!   they travel; [`reply`]: the text block and the one error mapping.
+//! - [`memory`]: freed memory given back to the system.
+//! - [`persist`]: `mcp --persist`, its relay and the per-user background server.
 //! - [`owner`]: who is calling; [`auth`]: bearer tokens; [`secrets`]: what no session
 //!   inherits; [`logs`]: the stderr logger.
 //! - [`stdio`], [`http`]: the transports, serving the same handler; [`stdio_framing`]:
@@ -32,7 +34,9 @@ pub mod front;
 pub mod http;
 pub mod logs;
 pub mod mcp_sessions;
+pub mod memory;
 pub mod owner;
+pub mod persist;
 pub mod priming;
 pub mod progress;
 pub mod refusal;

@@ -45,13 +45,15 @@ pub struct ClientMistakes {
 }
 
 /// The messages rmcp logs for what a client did, not the server.
-const MISTAKES: [&str; 3] = [
+const MISTAKES: [&str; 4] = [
     // An error answered to a request: no such tool or method, bad params.
     "response error",
     // A request the peer may not send at this point.
     "rejected peer request",
     // The client closed its connection before the answer to its call.
     "failed to send pending response during drain",
+    // The same, for a reply whose client (a stdio peer, an HTTP stream) is already gone.
+    "fail to response message",
 ];
 
 /// JSON-RPC's internal error, which is the server's: always shown.

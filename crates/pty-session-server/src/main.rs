@@ -18,17 +18,20 @@ fn main() -> ExitCode {
     // that no session inherits it; `ls` and `attach` read it where they need it.
     let token_env = match cli.command {
         // SAFETY: nothing has started a thread yet: no runtime, no logger, no spawner.
-        Command::Mcp { .. } | Command::Serve { .. } => unsafe {
+        Command::Mcp { .. } | Command::Serve { .. } | Command::PersistServer { .. } => unsafe {
             pty_session_server::secrets::take_from_environment()
         },
-        Command::Ls { .. } | Command::Attach { .. } => None,
+        Command::Ls { .. } | Command::Attach { .. } | Command::Stop => None,
     };
     // Logs go to stderr: over stdio, stdout is the protocol. Clients show a server's
     // stderr to the person, so by default only warnings and errors; `serve` adds its own
     // start-up lines (the address, the token file). RUST_LOG asks for more.
     let default_filter = match cli.command {
         Command::Serve { .. } => format!("warn,{}=info", logs::STARTUP),
-        Command::Mcp { .. } | Command::Ls { .. } | Command::Attach { .. } => "warn".to_owned(),
+        Command::PersistServer { .. } => "warn,pty_session_server=info".to_owned(),
+        Command::Mcp { .. } | Command::Stop | Command::Ls { .. } | Command::Attach { .. } => {
+            "warn".to_owned()
+        }
     };
     logs::init(&default_filter);
     match run(cli, token_env) {
@@ -46,9 +49,22 @@ fn run(cli: Cli, token_env: Option<String>) -> anyhow::Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     let result = runtime.block_on(async {
+        if matches!(
+            cli.command,
+            Command::Mcp { .. } | Command::Serve { .. } | Command::PersistServer { .. }
+        ) {
+            tokio::spawn(pty_session_server::memory::return_freed());
+        }
         match cli.command {
-            Command::Mcp { config } => {
-                let settings = config.settings(None)?;
+            Command::Mcp { config, persist } => {
+                let settings = config.settings(None)?.with_persist_flags(&persist);
+                if settings.persist.enabled {
+                    let owner = match persist.owner {
+                        Some(owner) => owner,
+                        None => pty_session_server::persist::default_owner()?,
+                    };
+                    return pty_session_server::persist::relay(owner, &server_args()).await;
+                }
                 if std::io::stdin().is_terminal() {
                     // A person typed `pty-session mcp`: say what it waits for.
                     eprint!("{}", stdio::greeting());
@@ -76,7 +92,18 @@ fn run(cli: Cli, token_env: Option<String>) -> anyhow::Result<()> {
                 };
                 http::serve(PtyService::new(settings.service), options).await
             }
-            Command::Ls { remote } => {
+            Command::PersistServer { config, persist } => {
+                let settings = config.settings(None)?.with_persist_flags(&persist);
+                pty_session_server::persist::serve(
+                    PtyService::new(settings.service),
+                    settings.persist,
+                    settings.max_request_bytes,
+                )
+                .await
+            }
+            Command::Stop => pty_session_server::persist::stop().await,
+            Command::Ls { persist: true, .. } => pty_session_server::persist::ls().await,
+            Command::Ls { remote, .. } => {
                 let remote = Remote::new(&remote.url, remote.token_file.as_deref())?;
                 attach::ls(&remote).await
             }
@@ -86,7 +113,26 @@ fn run(cli: Cli, token_env: Option<String>) -> anyhow::Result<()> {
             }
         }
     });
-    // Every session is closed by now; do not wait for a blocking read of stdin.
+    // Every session is closed by now (or, with --persist, kept by the background server); do not wait for a blocking read of stdin.
     runtime.shutdown_timeout(Duration::from_millis(500));
     result
+}
+
+/// The arguments of `mcp` for the background server it may start: its own, without
+/// `--persist` and `--owner` (the server is not a client). It starts in this directory, so
+/// a relative `--config` names the same file.
+fn server_args() -> Vec<String> {
+    let mut args = std::env::args().skip_while(|arg| arg != "mcp").skip(1);
+    let mut kept = Vec::new();
+    while let Some(arg) = args.next() {
+        if arg == "--persist" || arg.starts_with("--owner=") {
+            continue;
+        }
+        if arg == "--owner" {
+            args.next();
+            continue;
+        }
+        kept.push(arg);
+    }
+    kept
 }

@@ -36,6 +36,9 @@ pub enum Caller {
     Stdio(Owner),
     /// HTTP: from the request's principal.
     Http(Owners),
+    /// A client of the background server of persistent sessions: the owner it named,
+    /// whose calls `Owners` counts for idle disposal.
+    Named(Owner, Owners),
 }
 
 impl Caller {
@@ -56,6 +59,13 @@ impl Caller {
                 owners.begin(&owner);
                 Some(ActiveOwner {
                     owner,
+                    owners: Some(owners.clone()),
+                })
+            }
+            Caller::Named(owner, owners) => {
+                owners.begin(owner);
+                Some(ActiveOwner {
+                    owner: owner.clone(),
                     owners: Some(owners.clone()),
                 })
             }

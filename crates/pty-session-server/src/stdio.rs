@@ -2,9 +2,13 @@
 //! or on SIGTERM or SIGINT, every session is closed (process trees reaped) before exit.
 //! The lines in between go through [`crate::stdio_framing`].
 
+use std::time::Duration;
+
 use anyhow::Context;
 use pty_session::{Owner, PtyService};
 use rmcp::ServiceExt;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::sync::CancellationToken;
 
 use crate::stdio_framing;
 use crate::tools::PtyTools;
@@ -24,28 +28,19 @@ pub fn greeting() -> String {
     )
 }
 
+/// How long the calls a departed client left in flight have, once cancelled, to write
+/// their `CANCELLED` replies (a client that closed its end of stdin may still read).
+const ANSWER_GRACE: Duration = Duration::from_millis(200);
+
 /// Serves the client on stdin/stdout until it goes away or a signal asks to stop; a line
 /// of stdin may have `max_line` bytes.
 pub async fn serve(service: PtyService, max_line: usize) -> anyhow::Result<()> {
     let tools = PtyTools::stdio(service.clone(), Owner::new("stdio"));
-    let served = async {
-        // Non-blocking pipes where the client gave us pipes, so that a pending read of
-        // stdin cannot hold up the exit; framed by us, so that every bad line is answered
-        // and requests are read only as fast as replies are written.
-        let (stdin, stdout) = rmcp::transport::stdio_pipes();
-        let running = tools
-            .serve(stdio_framing::transport(stdin, stdout, max_line))
-            .await
-            .context("MCP start-up over stdio failed")?;
-        let reason = running
-            .waiting()
-            .await
-            .context("the MCP service task failed")?;
-        tracing::info!(?reason, "the client went away; closing every session");
-        anyhow::Ok(())
-    };
+    // Non-blocking pipes where the client gave us pipes, so that a pending read of stdin
+    // cannot hold up the exit.
+    let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let result = tokio::select! {
-        result = served => result,
+        result = serve_lines(tools, stdin, stdout, max_line) => result,
         signal = crate::stop_signal() => {
             tracing::info!(%signal, "stopping: closing every session");
             Ok(())
@@ -53,4 +48,48 @@ pub async fn serve(service: PtyService, max_line: usize) -> anyhow::Result<()> {
     };
     service.shutdown().await;
     result
+}
+
+/// Serves one client of `tools` on line-framed `reader` and `writer` until its input
+/// ends (then its calls in flight end with `CANCELLED` at once, rather than when their
+/// waits would have) or rmcp stops. The sessions are the caller's to close or keep.
+pub(crate) async fn serve_lines<R, W>(
+    tools: PtyTools,
+    reader: R,
+    writer: W,
+    max_line: usize,
+) -> anyhow::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let stopping = tools.stopping().clone();
+    let input_ended = CancellationToken::new();
+    // Framed by us, so that every bad line is answered and requests are read only as
+    // fast as replies are written.
+    let running = tools
+        .serve(stdio_framing::transport(
+            reader,
+            writer,
+            max_line,
+            input_ended.clone(),
+        ))
+        .await
+        .context("MCP start-up failed")?;
+    let waiting = running.waiting();
+    let mut waiting = std::pin::pin!(waiting);
+    tokio::select! {
+        reason = waiting.as_mut() => {
+            let reason = reason.context("the MCP service task failed")?;
+            tracing::info!(?reason, "the client went away");
+        }
+        () = input_ended.cancelled() => {
+            tracing::info!("the client's input ended; cancelling its calls");
+            stopping.stop();
+            if tokio::time::timeout(ANSWER_GRACE, waiting).await.is_err() {
+                tracing::info!("calls of a departed client still unanswered; leaving them");
+            }
+        }
+    }
+    Ok(())
 }

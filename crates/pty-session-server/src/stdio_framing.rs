@@ -24,7 +24,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::codec::{Decoder, FramedRead};
-use tokio_util::sync::PollSender;
+use tokio_util::sync::{CancellationToken, PollSender};
 
 /// Requests read whose reply is not written yet, at most.
 pub const MAX_IN_FLIGHT: usize = 64;
@@ -36,8 +36,15 @@ pub type Transport = (
 );
 
 /// Frames `reader` and `writer` for rmcp, with lines of at most `max_line` bytes; the two
-/// tasks doing it end when either side goes away.
-pub fn transport<R, W>(reader: R, writer: W, max_line: usize) -> Transport
+/// tasks doing it end when either side goes away. `input_ended` is cancelled when no
+/// more is read: the reader reached its end or failed (rmcp itself would wait for the
+/// calls in flight to end and answer them before it says so).
+pub fn transport<R, W>(
+    reader: R,
+    writer: W,
+    max_line: usize,
+    input_ended: CancellationToken,
+) -> Transport
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -52,12 +59,16 @@ where
         errors_rx,
         in_flight.clone(),
     ));
-    tokio::spawn(read_lines(
-        FramedRead::new(reader, Lines::new(max_line)),
-        requests_tx,
-        errors_tx,
-        in_flight,
-    ));
+    tokio::spawn(async move {
+        read_lines(
+            FramedRead::new(reader, Lines::new(max_line)),
+            requests_tx,
+            errors_tx,
+            in_flight,
+        )
+        .await;
+        input_ended.cancel();
+    });
     (
         PollSender::new(replies_tx),
         ReceiverStream::new(requests_rx),

@@ -30,6 +30,9 @@ pub struct PtyTools {
     service: PtyService,
     caller: Caller,
     stopping: Stopping,
+    /// The `cwd` of a `pty_open` that names none, where the server's own directory is not
+    /// the client's (the background server of persistent sessions).
+    default_cwd: Option<std::sync::Arc<str>>,
 }
 
 /// The server's stop as the tools see it: when it fires, a call in flight ends at once
@@ -267,7 +270,30 @@ impl PtyTools {
             service,
             caller: Caller::Stdio(owner),
             stopping: Stopping::default(),
+            default_cwd: None,
         }
+    }
+
+    /// A handler for one client of the background server of persistent sessions: its
+    /// calls count as `owner`'s activity in `owners`, and its sessions start in `cwd`
+    /// (the client's directory) unless a call says otherwise.
+    pub fn named(
+        service: PtyService,
+        owner: Owner,
+        owners: Owners,
+        cwd: Option<String>,
+    ) -> PtyTools {
+        PtyTools {
+            service,
+            caller: Caller::Named(owner, owners),
+            stopping: Stopping::default(),
+            default_cwd: cwd.map(Into::into),
+        }
+    }
+
+    /// What ends this handler's calls in flight ([`Stopping::stop`]).
+    pub fn stopping(&self) -> &Stopping {
+        &self.stopping
     }
 
     /// A handler for HTTP requests, whose owners come from the request; `stopping` ends
@@ -277,6 +303,7 @@ impl PtyTools {
             service,
             caller: Caller::Http(owners),
             stopping,
+            default_cwd: None,
         }
     }
 
@@ -312,6 +339,12 @@ impl PtyTools {
         cancel: &CancellationToken,
         progress: Option<ProgressFn>,
     ) -> CallToolResult {
+        let mut arguments = arguments;
+        if let Some(cwd) = &self.default_cwd
+            && !arguments.contains_key("cwd")
+        {
+            arguments.insert("cwd".to_owned(), cwd.as_ref().into());
+        }
         let mut request = match wire::parse::<OpenArgs>(arguments).and_then(OpenArgs::into_request)
         {
             Ok(request) => request,

@@ -152,3 +152,138 @@ async fn sigkill_of_the_server_leaves_no_orphan_within_2_seconds() {
         pids.len()
     );
 }
+
+/// A client that dies while a `pty_send` waits (600 s) takes the server and every session
+/// with it at once: EOF on stdin cancels the wait rather than waiting it out.
+#[tokio::test]
+async fn stdin_closed_during_a_long_send_ends_everything_within_half_a_second() {
+    let mut server = stdio_server(&[]).await;
+    let dir = crate::support::scratch("dying-client");
+    let file = dir.join("read");
+    let (a, a_bg) = open_tree(&server.client).await;
+    // Reads one line, then sleeps: the send's wait has nothing to end on but its timeout.
+    let result = call(
+        &server.client,
+        "pty_open",
+        json!({"command": "head -n1 > \"$F\"; exec sleep 312", "env": {"F": file.to_str().unwrap()}}),
+    )
+    .await;
+    let value = ok(&result);
+    let id = value["sessionId"].as_str().unwrap().to_owned();
+    let waiter = u32::try_from(value["pid"].as_u64().unwrap()).unwrap();
+    let server_pid = server.child.id().unwrap();
+    let spawner = pty_session_testkit::children(server_pid, "pty-spawner");
+    let shims = pty_session_testkit::children(spawner[0], "pty-shim");
+    assert_eq!(shims.len(), 2, "a shim per session: {shims:?}");
+    let peer = server.client.peer().clone();
+    let send = tokio::spawn(async move {
+        let arguments =
+            json!({"id": id, "data": "go", "timeoutMs": 600_000, "until": "never-printed"});
+        let serde_json::Value::Object(arguments) = arguments else {
+            unreachable!()
+        };
+        peer.call_tool(
+            rmcp::model::CallToolRequestParams::new("pty_send").with_arguments(arguments),
+        )
+        .await
+    });
+    // The line reached the program: the send now waits.
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(&file).is_ok_and(|text| text == "go\n") {
+        if send.is_finished() {
+            panic!("the send ended early: {:?}", send.await);
+        }
+        assert!(
+            started.elapsed() < crate::support::DEADLINE,
+            "the line was not read"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let closed = std::time::Instant::now();
+    server.client.cancel().await.unwrap();
+    let mut pids: Vec<u32> = vec![a, a_bg, waiter, server_pid];
+    pids.extend(spawner.iter().chain(&shims).map(|&pid| pid as u32));
+    let _ = server.child.wait().await;
+    while pids.iter().any(|&pid| alive(pid)) && closed.elapsed().as_millis() < 2000 {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let took = closed.elapsed();
+    let survivors: Vec<u32> = pids.iter().copied().filter(|&pid| alive(pid)).collect();
+    assert!(survivors.is_empty(), "alive 2 s after EOF: {survivors:?}");
+    eprintln!("server and sessions gone {took:?} after the client's stdin closed");
+    assert!(
+        took.as_millis() <= 500,
+        "the server and its sessions took {took:?} to go after EOF"
+    );
+    let _ = send.await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An HTTP client that drops its connection while a `pty_send` waits is an expected event:
+/// the call is cancelled and its reply has nowhere to go, which is logged as no error.
+#[tokio::test]
+async fn an_http_client_dropping_mid_call_logs_no_error() {
+    use tokio::io::AsyncWriteExt as _;
+    let token = "lifecycle-token-0123456789";
+    let mut server = http_server(
+        &[],
+        &[
+            ("PTY_SESSION_TOKEN", token),
+            (
+                "RUST_LOG",
+                "warn,pty_session_server=info,rmcp::service=info",
+            ),
+        ],
+    )
+    .await;
+    let dir = crate::support::scratch("dropping-http-client");
+    let file = dir.join("read");
+    let client = current_client(&server.url, token).await;
+    let result = call(
+        &client,
+        "pty_open",
+        json!({"command": "head -n1 > \"$F\"; exec sleep 313", "env": {"F": file.to_str().unwrap()}}),
+    )
+    .await;
+    let id = ok(&result)["sessionId"].as_str().unwrap().to_owned();
+    // The current protocol by hand: one request, its reply on this connection only.
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "pty_send",
+        "arguments": {"id": id, "data": "go", "timeoutMs": 600_000, "until": "never-printed"},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }
+    }})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: pty_send\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        server.addr,
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    crate::support::eventually("the send's line to be read", || {
+        std::fs::read_to_string(&file).is_ok_and(|text| text == "go\n")
+    })
+    .await;
+    let finished = server.log().matches("quit_reason=Cancelled").count();
+    drop(stream);
+    // rmcp ends the request's service once its reply has been tried.
+    crate::support::eventually("the dropped request's service to finish", || {
+        server.log().matches("quit_reason=Cancelled").count() > finished
+    })
+    .await;
+    let log = server.log();
+    assert!(!log.contains("ERROR"), "an error was logged:\n{log}");
+    // The session stays, and answers.
+    let tail = call(&client, "pty_tail", json!({"id": id})).await;
+    ok(&tail);
+    signal(&server.child, "TERM");
+    assert!(exit_success(&mut server.child).await);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,542 @@
+//! Persistent sessions: `pty-session mcp --persist` relays MCP to a per-user background
+//! server that holds the sessions, so that they outlive the client that opened them.
+//!
+//! The background server listens on a Unix socket in [`socket_dir`] (0700; the socket
+//! 0600) and serves only peers of its own user (`SO_PEERCRED`). Each connection starts
+//! with one JSON line, a [`Hello`]: `mcp` (then MCP lines both ways, as over stdio, for
+//! the named owner), `ls` or `stop`. A client that finds no server starts one; the
+//! server holds an exclusive lock on a file beside the socket while it runs, so of two
+//! started at once one serves and the other exits, and a socket left by a dead server is
+//! replaced. The server closes an owner's sessions after `persistIdleSecs` without a call
+//! and exits `persistExitSecs` after its last session and client are gone. If it dies,
+//! its sessions die with it (the shims' rule).
+
+use std::collections::BTreeSet;
+use std::os::unix::fs::{
+    DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _,
+};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, anyhow, bail};
+use pty_session::{Owner, PtyService};
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::{UnixListener, UnixStream};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::config::PersistSettings;
+use crate::owner::Owners;
+use crate::tools::PtyTools;
+
+/// The socket's name in [`socket_dir`].
+const SOCKET: &str = "persist.sock";
+/// The lock file the running server holds.
+const LOCK: &str = "persist.lock";
+/// Where the background server logs.
+const LOG: &str = "persist.log";
+/// The longest first line of a connection.
+const MAX_HELLO: usize = 64 * 1024;
+/// How long a new connection has to say what it wants.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client waits for a server it started to listen.
+const START_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The first line of a connection: what the client wants.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "camelCase")]
+pub enum Hello {
+    /// MCP lines follow, for `owner`; sessions opened without a `cwd` start in `cwd`.
+    Mcp { owner: String, cwd: Option<String> },
+    /// The sessions of every owner, as lines of text.
+    Ls,
+    /// Close every session and exit.
+    Stop,
+}
+
+/// The directory of the socket: `$XDG_RUNTIME_DIR/pty-session`, else
+/// `~/.local/state/pty-session`.
+pub fn socket_dir() -> anyhow::Result<PathBuf> {
+    if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from)
+        && runtime.is_absolute()
+    {
+        return Ok(runtime.join("pty-session"));
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|home| home.is_absolute())
+        .ok_or_else(|| anyhow!("neither XDG_RUNTIME_DIR nor HOME is set to an absolute path"))?;
+    Ok(home.join(".local/state/pty-session"))
+}
+
+/// Creates `dir` 0700 if missing, and refuses it unless it is this user's and no one
+/// else's: the socket inside trusts the directory to keep others out.
+pub fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("cannot create {}", dir.display()))?;
+    let meta =
+        std::fs::symlink_metadata(dir).with_context(|| format!("cannot read {}", dir.display()))?;
+    let uid = rustix::process::getuid().as_raw();
+    if !meta.is_dir() || meta.uid() != uid {
+        bail!(
+            "{} is not a directory of this user (uid {uid}); remove it or set XDG_RUNTIME_DIR",
+            dir.display()
+        );
+    }
+    if meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("cannot make {} private (0700)", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// The default owner: the canonical working directory.
+pub fn default_owner() -> anyhow::Result<String> {
+    let cwd = std::env::current_dir().context("cannot read the working directory")?;
+    let cwd = cwd.canonicalize().unwrap_or(cwd);
+    Ok(cwd.to_string_lossy().into_owned())
+}
+
+/// Connects to the running server, or `None` if none listens.
+async fn connect(dir: &Path) -> anyhow::Result<Option<UnixStream>> {
+    match UnixStream::connect(dir.join(SOCKET)).await {
+        Ok(stream) => Ok(Some(stream)),
+        Err(err)
+            if matches!(
+                err.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(err) => {
+            Err(err).with_context(|| format!("cannot connect to {}", dir.join(SOCKET).display()))
+        }
+    }
+}
+
+/// Connects to the running server, starting one (`pty-session persist-server` with
+/// `server_args`) if none listens.
+async fn connect_or_start(dir: &Path, server_args: &[String]) -> anyhow::Result<UnixStream> {
+    if let Some(stream) = connect(dir).await? {
+        return Ok(stream);
+    }
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(dir.join(LOG))
+        .with_context(|| format!("cannot open {}", dir.join(LOG).display()))?;
+    let exe = std::env::current_exe().context("cannot find this program's path")?;
+    let mut command = tokio::process::Command::new(exe);
+    command
+        .arg("persist-server")
+        .args(server_args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(log);
+    // A session of its own: the client's terminal and its signals are not the server's.
+    // SAFETY: setsid is async-signal-safe and touches no memory of this process.
+    unsafe {
+        command.pre_exec(|| rustix::process::setsid().map(drop).map_err(Into::into));
+    }
+    let mut server = command
+        .spawn()
+        .context("cannot start the background server")?;
+    let started = Instant::now();
+    loop {
+        if let Some(stream) = connect(dir).await? {
+            // Dropped, tokio reaps the server if it exits while this client runs.
+            return Ok(stream);
+        }
+        if let Some(status) = server.try_wait()?
+            && !status.success()
+        {
+            bail!(
+                "the background server failed ({status}); see {}",
+                dir.join(LOG).display()
+            );
+        }
+        if started.elapsed() > START_TIMEOUT {
+            bail!(
+                "the background server did not listen within {START_TIMEOUT:?}; see {}",
+                dir.join(LOG).display()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Writes `hello` as the connection's first line.
+async fn say_hello(stream: &mut UnixStream, hello: &Hello) -> anyhow::Result<()> {
+    let mut line = serde_json::to_string(hello)?;
+    line.push('\n');
+    stream.write_all(line.as_bytes()).await?;
+    Ok(())
+}
+
+/// `pty-session mcp --persist`: relays stdin/stdout to the background server for `owner`,
+/// starting it if needed, until either side ends. `server_args` configure a server it
+/// starts.
+pub async fn relay(owner: String, server_args: &[String]) -> anyhow::Result<()> {
+    let dir = socket_dir()?;
+    prepare_dir(&dir)?;
+    let mut stream = connect_or_start(&dir, server_args).await?;
+    let cwd = std::env::current_dir()
+        .ok()
+        .map(|cwd| cwd.to_string_lossy().into_owned());
+    say_hello(&mut stream, &Hello::Mcp { owner, cwd }).await?;
+    let (mut from_server, mut to_server) = stream.into_split();
+    let (mut stdin, mut stdout) = rmcp::transport::stdio_pipes();
+    let up = async {
+        let copied = tokio::io::copy(&mut stdin, &mut to_server).await;
+        // The server sees the client's end: it cancels its calls and keeps its sessions.
+        let _ = to_server.shutdown().await;
+        copied
+    };
+    let down = async {
+        let copied = tokio::io::copy(&mut from_server, &mut stdout).await;
+        let _ = stdout.flush().await;
+        copied
+    };
+    let mut up = std::pin::pin!(up);
+    let mut down = std::pin::pin!(down);
+    tokio::select! {
+        // The server went away (stopped, or died): nothing more to relay.
+        _ = down.as_mut() => {}
+        _ = up.as_mut() => {
+            // Until the server has answered what it still answers.
+            let _ = down.await;
+        }
+        signal = crate::stop_signal() => {
+            tracing::info!(%signal, "stopping; the sessions stay with the background server");
+        }
+    }
+    Ok(())
+}
+
+/// Sends `hello` (`ls` or `stop`) to a running server and copies its answer to stdout.
+/// `Ok(false)` when no server runs.
+async fn ask(hello: &Hello) -> anyhow::Result<Option<String>> {
+    let dir = socket_dir()?;
+    let Some(mut stream) = connect(&dir).await? else {
+        return Ok(None);
+    };
+    say_hello(&mut stream, hello).await?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await?;
+    Ok(Some(answer))
+}
+
+/// `pty-session ls --persist`: every session of the background server.
+pub async fn ls() -> anyhow::Result<()> {
+    match ask(&Hello::Ls).await? {
+        Some(answer) => print!("{answer}"),
+        None => println!("no background server runs"),
+    }
+    Ok(())
+}
+
+/// `pty-session stop`: closes every session of the background server and waits until it
+/// has exited.
+pub async fn stop() -> anyhow::Result<()> {
+    let dir = socket_dir()?;
+    let Some(answer) = ask(&Hello::Stop).await? else {
+        println!("no background server runs");
+        return Ok(());
+    };
+    print!("{answer}");
+    // The server holds the lock until its process is gone.
+    let lock = std::fs::File::open(dir.join(LOCK))
+        .with_context(|| format!("cannot open {}", dir.join(LOCK).display()))?;
+    let started = Instant::now();
+    loop {
+        match rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(()),
+            Err(rustix::io::Errno::WOULDBLOCK) if started.elapsed() < START_TIMEOUT => {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Err(err) => bail!("the background server did not exit: {err}"),
+        }
+    }
+}
+
+/// When the background server has had no session and no client long enough to exit: a
+/// pure function of the times it is shown.
+#[derive(Debug)]
+pub struct Linger {
+    after: Duration,
+    empty_since: Option<Instant>,
+}
+
+impl Linger {
+    /// Exits `after` the server was last seen empty without a break.
+    pub fn new(after: Duration) -> Linger {
+        Linger {
+            after,
+            empty_since: None,
+        }
+    }
+
+    /// Shows whether the server is `empty` at `now`; true once it has been for `after`.
+    pub fn observe(&mut self, now: Instant, empty: bool) -> bool {
+        if !empty {
+            self.empty_since = None;
+            return false;
+        }
+        let since = *self.empty_since.get_or_insert(now);
+        now.duration_since(since) >= self.after
+    }
+}
+
+/// The background server's state shared by its connections.
+#[derive(Clone)]
+struct Server {
+    service: PtyService,
+    owners: Owners,
+    /// Every owner that connected: the only ones that can hold sessions.
+    named: Arc<Mutex<BTreeSet<String>>>,
+    clients: TaskTracker,
+    stop: CancellationToken,
+    max_line: usize,
+}
+
+impl Server {
+    fn session_count(&self) -> usize {
+        let named = self.named.lock().expect("owners lock").clone();
+        named
+            .iter()
+            .map(|owner| self.service.sessions(&Owner::new(owner.as_str())).len())
+            .sum()
+    }
+
+    fn listing(&self) -> String {
+        let named = self.named.lock().expect("owners lock").clone();
+        let mut out = String::new();
+        let now = std::time::SystemTime::now();
+        for owner in named {
+            for info in self.service.list(&Owner::new(owner.as_str())) {
+                let age = now
+                    .duration_since(info.started_at)
+                    .map(|age| age.as_secs())
+                    .unwrap_or(0);
+                out.push_str(&format!(
+                    "{}\t{}\t{}s\t{} unread\t{}\t{}\n",
+                    info.id,
+                    info.status.as_str(),
+                    age,
+                    info.unread_lines,
+                    owner,
+                    info.command,
+                ));
+            }
+        }
+        if out.is_empty() {
+            out.push_str("no sessions\n");
+        }
+        out
+    }
+}
+
+/// The hidden `pty-session persist-server`: serves persistent sessions until stopped, or
+/// until it has been empty for `settings.exit_after`. Exits at once, successfully, when
+/// another server already runs.
+pub async fn serve(
+    service: PtyService,
+    settings: PersistSettings,
+    max_line: usize,
+) -> anyhow::Result<()> {
+    let dir = socket_dir()?;
+    prepare_dir(&dir)?;
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(dir.join(LOCK))
+        .with_context(|| format!("cannot open {}", dir.join(LOCK).display()))?;
+    match rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::WOULDBLOCK) => {
+            tracing::info!("another background server runs; leaving it the socket");
+            return Ok(());
+        }
+        Err(err) => return Err(err).context("cannot lock the background server's lock file"),
+    }
+    let socket = dir.join(SOCKET);
+    // A socket left by a server that died: ours now (we hold the lock).
+    let _ = std::fs::remove_file(&socket);
+    let listener = {
+        // Created 0600 rather than made so after binding.
+        let old = rustix::process::umask(rustix::fs::Mode::from_bits_truncate(0o177));
+        let bound = UnixListener::bind(&socket);
+        rustix::process::umask(old);
+        bound.with_context(|| format!("cannot listen on {}", socket.display()))?
+    };
+    tracing::info!(socket = %socket.display(), pid = std::process::id(), "background server listening");
+    let server = Server {
+        service: service.clone(),
+        owners: Owners::default(),
+        named: Arc::default(),
+        clients: TaskTracker::new(),
+        stop: CancellationToken::new(),
+        max_line,
+    };
+    tokio::spawn(server.owners.clone().dispose_idle(
+        service.clone(),
+        settings.idle,
+        server.stop.clone(),
+    ));
+    let mut linger = Linger::new(settings.exit_after);
+    let period = (settings.exit_after / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
+    let mut ticks = tokio::time::interval(period);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let uid = rustix::process::getuid().as_raw();
+    let mut signal = std::pin::pin!(crate::stop_signal());
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                match stream.peer_cred() {
+                    Ok(cred) if cred.uid() == uid => {
+                        let server = server.clone();
+                        server.clients.clone().spawn(async move {
+                            if let Err(err) = server.client(stream).await {
+                                tracing::info!("a client: {err:#}");
+                            }
+                        });
+                    }
+                    Ok(cred) => tracing::warn!(uid = cred.uid(), "refused a client of another user"),
+                    Err(err) => tracing::warn!(%err, "refused a client whose user cannot be told"),
+                }
+            }
+            _ = ticks.tick() => {
+                let empty = server.clients.is_empty() && server.session_count() == 0;
+                if linger.observe(Instant::now(), empty) {
+                    tracing::info!("no session and no client for {:?}; exiting", settings.exit_after);
+                    break;
+                }
+            }
+            () = server.stop.cancelled() => {
+                tracing::info!("asked to stop");
+                break;
+            }
+            name = signal.as_mut() => {
+                tracing::info!(signal = %name, "stopping");
+                break;
+            }
+        }
+    }
+    server.stop.cancel();
+    drop(listener);
+    let _ = std::fs::remove_file(&socket);
+    service.shutdown().await;
+    // Answers `stop` once everything is closed; the lock goes with the process.
+    server.clients.close();
+    let _ = tokio::time::timeout(Duration::from_secs(1), server.clients.wait()).await;
+    // The lock is released by the process's exit, not before: `stop` waits for it.
+    std::mem::forget(lock);
+    Ok(())
+}
+
+impl Server {
+    async fn client(self, mut stream: UnixStream) -> anyhow::Result<()> {
+        let hello = tokio::time::timeout(HELLO_TIMEOUT, read_hello(&mut stream))
+            .await
+            .map_err(|_| anyhow!("no first line within {HELLO_TIMEOUT:?}"))??;
+        match hello {
+            Hello::Mcp { owner, cwd } => {
+                if owner.is_empty() {
+                    bail!("an empty owner name");
+                }
+                self.named
+                    .lock()
+                    .expect("owners lock")
+                    .insert(owner.clone());
+                let tools = PtyTools::named(
+                    self.service.clone(),
+                    Owner::new(owner.as_str()),
+                    self.owners.clone(),
+                    cwd,
+                );
+                let stopping = tools.stopping().clone();
+                let (reader, writer) = stream.into_split();
+                tokio::select! {
+                    result = crate::stdio::serve_lines(tools, reader, writer, self.max_line) => result,
+                    () = self.stop.cancelled() => {
+                        stopping.stop();
+                        Ok(())
+                    }
+                }
+            }
+            Hello::Ls => {
+                stream.write_all(self.listing().as_bytes()).await?;
+                Ok(())
+            }
+            Hello::Stop => {
+                self.stop.cancel();
+                // Answered once the server closed everything: wait for the service.
+                self.service.shutdown().await;
+                stream.write_all(b"stopped\n").await?;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Reads the first line, byte by byte so that nothing after it is taken.
+async fn read_hello<R: AsyncRead + Unpin>(reader: &mut R) -> anyhow::Result<Hello> {
+    let mut line = Vec::new();
+    loop {
+        let byte = reader
+            .read_u8()
+            .await
+            .context("the client left before its first line")?;
+        if byte == b'\n' {
+            break;
+        }
+        if line.len() >= MAX_HELLO {
+            bail!("a first line longer than {MAX_HELLO} bytes");
+        }
+        line.push(byte);
+    }
+    serde_json::from_slice(&line).context("a first line that is not a known request")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_server_exits_only_after_being_empty_without_a_break() {
+        let start = Instant::now();
+        let at = |ms| start + Duration::from_millis(ms);
+        let mut linger = Linger::new(Duration::from_millis(1000));
+        assert!(!linger.observe(at(0), true));
+        assert!(!linger.observe(at(999), true));
+        assert!(!linger.observe(at(1200), false), "a client came back");
+        assert!(!linger.observe(at(1300), true));
+        assert!(!linger.observe(at(2299), true));
+        assert!(linger.observe(at(2300), true));
+    }
+
+    #[test]
+    fn hello_lines_name_their_op() {
+        let line = serde_json::to_string(&Hello::Mcp {
+            owner: "/src/app".into(),
+            cwd: None,
+        })
+        .unwrap();
+        assert_eq!(line, r#"{"op":"mcp","owner":"/src/app","cwd":null}"#);
+        assert!(matches!(
+            serde_json::from_str::<Hello>(r#"{"op":"stop"}"#),
+            Ok(Hello::Stop)
+        ));
+        assert!(serde_json::from_str::<Hello>(r#"{"op":"rm"}"#).is_err());
+    }
+}

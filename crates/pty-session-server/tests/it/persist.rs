@@ -1,0 +1,346 @@
+//! `pty-session mcp --persist`: sessions kept by a per-user background server across
+//! the client's restarts. Every test has a runtime directory of its own (so it never
+//! meets a real user's server) and stops the servers it started.
+
+use std::os::unix::fs::{FileTypeExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::process::Command;
+
+use crate::support::{
+    BIN, StdioServer, alive, call, eventually, ok, scratch, signal, stdio_server_from,
+};
+
+/// A test's runtime directory; dropping it stops its background server.
+struct Runtime {
+    root: PathBuf,
+}
+
+impl Runtime {
+    fn new(name: &str) -> Runtime {
+        Runtime {
+            root: scratch(&format!("persist-{name}")),
+        }
+    }
+
+    fn dir(&self) -> PathBuf {
+        self.root.join("pty-session")
+    }
+
+    /// A project directory (the default owner).
+    fn project(&self, name: &str) -> PathBuf {
+        let dir = self.root.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// `pty-session ARGS` in this runtime directory.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(BIN);
+        command
+            .args(args)
+            .env("XDG_RUNTIME_DIR", &self.root)
+            .env_remove("PTY_SESSION_TOKEN");
+        command
+    }
+
+    /// `pty-session mcp --persist ARGS` in `cwd`, with an MCP client on it.
+    async fn client(&self, cwd: &Path, args: &[&str]) -> StdioServer {
+        let mut command = self.command(&["mcp", "--persist"]);
+        command.args(args).current_dir(cwd);
+        stdio_server_from(command).await
+    }
+
+    /// What `pty-session ARGS` prints, and whether it succeeded.
+    async fn run(&self, args: &[&str]) -> (bool, String) {
+        let output = self.command(args).output().await.unwrap();
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into_owned()
+                + &String::from_utf8_lossy(&output.stderr),
+        )
+    }
+
+    /// The background servers of this runtime directory that run.
+    fn servers(&self) -> Vec<u32> {
+        let marker = format!("XDG_RUNTIME_DIR={}", self.root.display());
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|&pid| {
+                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+                cmdline
+                    .split(|&b| b == 0)
+                    .any(|arg| arg == b"persist-server")
+                    && environ
+                        .split(|&b| b == 0)
+                        .any(|var| var == marker.as_bytes())
+                    && alive(pid)
+            })
+            .collect()
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir().join("persist.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(BIN)
+            .arg("stop")
+            .env("XDG_RUNTIME_DIR", &self.root)
+            .output();
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+fn sessions(result: &rmcp::model::CallToolResult) -> Vec<Value> {
+    ok(result)["sessions"].as_array().unwrap().clone()
+}
+
+fn kill(pid: u32) {
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status();
+}
+
+#[tokio::test]
+async fn sessions_outlive_the_client_with_their_cursor_and_only_for_their_owner() {
+    let runtime = Runtime::new("restart");
+    let project = runtime.project("project");
+    let mut first = runtime.client(&project, &[]).await;
+    let result = call(&first.client, "pty_open", json!({"command": "python3 -q"})).await;
+    let opened = ok(&result);
+    let id = opened["sessionId"].as_str().unwrap().to_owned();
+    let pid = u32::try_from(opened["pid"].as_u64().unwrap()).unwrap();
+    assert_eq!(opened["pending"], ">>> ", "{opened}");
+    let sent = call(
+        &first.client,
+        "pty_send",
+        json!({"id": id, "data": "x = 41"}),
+    )
+    .await;
+    assert_eq!(ok(&sent)["pending"], ">>> ");
+    // Output that comes while no client is there, read by none yet.
+    let timer = "import threading; threading.Timer(0.5, lambda: print('later')).start()";
+    let sent = call(&first.client, "pty_send", json!({"id": id, "data": timer})).await;
+    assert!(!ok(&sent)["delta"].as_str().unwrap().contains("later\n"));
+    // The host crashes.
+    signal(&first.child, "KILL");
+    let _ = first.child.wait().await;
+    assert!(alive(pid), "the session outlived its client");
+
+    let second = runtime.client(&project, &[]).await;
+    let listed = sessions(&call(&second.client, "pty_list", json!({})).await);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["id"], id.as_str());
+    assert_eq!(listed[0]["pid"], pid);
+    // The cursor is where it was: the line printed meanwhile comes once, nothing before.
+    let tail = call(
+        &second.client,
+        "pty_tail",
+        json!({"id": id, "until": "later$", "settle": "quiet", "quietMs": 10_000, "timeoutMs": 10_000}),
+    )
+    .await;
+    // (Python prints it after the prompt it showed, if it showed it first.)
+    let text = ok(&tail)["text"].as_str().unwrap();
+    assert!(
+        ok(&tail)["lines"] == 1 && text.ends_with("later\n"),
+        "{tail:?}"
+    );
+    let sent = call(
+        &second.client,
+        "pty_send",
+        json!({"id": id, "data": "x + 1"}),
+    )
+    .await;
+    let delta = ok(&sent)["delta"].as_str().unwrap();
+    assert!(
+        delta.ends_with("x + 1\n42\n") && delta.lines().count() == 2,
+        "{sent:?}"
+    );
+    let tail = call(&second.client, "pty_tail", json!({"id": id})).await;
+    assert_eq!(ok(&tail)["text"], "", "nothing is read twice");
+
+    // Another owner sees nothing of it, and cannot reach it.
+    let other = runtime.client(&project, &["--owner", "someone-else"]).await;
+    assert!(sessions(&call(&other.client, "pty_list", json!({})).await).is_empty());
+    let foreign = call(&other.client, "pty_tail", json!({"id": id})).await;
+    crate::support::assert_error(&foreign, "FOREIGN_SESSION");
+    // Nor does a project elsewhere.
+    let elsewhere = runtime.project("elsewhere");
+    let third = runtime.client(&elsewhere, &[]).await;
+    assert!(sessions(&call(&third.client, "pty_list", json!({})).await).is_empty());
+
+    let servers = runtime.servers();
+    assert_eq!(servers.len(), 1, "one background server: {servers:?}");
+    let (stopped, said) = runtime.run(&["stop"]).await;
+    assert!(stopped, "{said}");
+    assert!(!alive(pid), "stop closes every session");
+    assert!(!alive(servers[0]), "stop leaves no server");
+    drop((second, other, third));
+}
+
+#[tokio::test]
+async fn two_clients_started_at_once_share_one_server() {
+    let runtime = Runtime::new("race");
+    let project = runtime.project("project");
+    let (a, b) = tokio::join!(runtime.client(&project, &[]), runtime.client(&project, &[]));
+    let (a_id, _) =
+        crate::support::open(&a.client, json!({"command": "sleep 301", "settle": "none"})).await;
+    let (b_id, _) =
+        crate::support::open(&b.client, json!({"command": "sleep 302", "settle": "none"})).await;
+    // The same server and the same owner: each sees both.
+    let listed = sessions(&call(&a.client, "pty_list", json!({})).await);
+    let ids: Vec<&str> = listed.iter().map(|s| s["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, [a_id.as_str(), b_id.as_str()]);
+    eventually("a single background server", || {
+        runtime.servers().len() == 1
+    })
+    .await;
+    let (listed, text) = runtime.run(&["ls", "--persist"]).await;
+    assert!(listed, "{text}");
+    assert!(
+        text.contains(&a_id) && text.contains(&b_id) && text.contains("sleep 302"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn the_socket_is_private_and_another_user_is_refused() {
+    let runtime = Runtime::new("modes");
+    let project = runtime.project("project");
+    let client = runtime.client(&project, &[]).await;
+    let (_, pid) = crate::support::open(
+        &client.client,
+        json!({"command": "sleep 303", "settle": "none"}),
+    )
+    .await;
+    let dir = runtime.dir();
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode(&dir), 0o700);
+    let socket = dir.join("persist.sock");
+    assert!(std::fs::metadata(&socket).unwrap().file_type().is_socket());
+    assert_eq!(mode(&socket), 0o600);
+
+    let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
+        status
+            .lines()
+            .any(|line| line.starts_with("Uid:") && line.split_whitespace().nth(2) == Some("0"))
+    });
+    if !root {
+        eprintln!("NOTE: not root: another user's client needs runuser (CI runs as root)");
+        return;
+    }
+    // Through the modes, another user cannot even reach the socket ...
+    let script = format!(
+        "import socket,sys\ns=socket.socket(socket.AF_UNIX)\ntry:\n s.connect({:?})\nexcept OSError as e:\n print('refused-by-mode', e.errno); sys.exit(0)\ntry:\n s.sendall(b'{{\"op\":\"ls\"}}\\n')\n print('answer', repr(s.recv(4096)))\nexcept (ConnectionResetError, BrokenPipeError):\n print('answer reset')\n",
+        socket.to_str().unwrap()
+    );
+    let as_nobody = |script: String| async move {
+        let output = Command::new("runuser")
+            .args(["-u", "nobody", "--", "/usr/bin/python3", "-c", &script])
+            .output()
+            .await
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+            + &String::from_utf8_lossy(&output.stderr)
+    };
+    let said = as_nobody(script.clone()).await;
+    assert!(said.contains("refused-by-mode 13"), "{said}");
+    // ... and where the modes let it, the server refuses it by its credentials.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o711)).unwrap();
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let said = as_nobody(script).await;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert!(
+        said.contains("answer b''") || said.contains("answer reset"),
+        "closed without an answer: {said}"
+    );
+    assert!(
+        runtime.log().contains("refused a client of another user"),
+        "{}",
+        runtime.log()
+    );
+    // The own user still is served.
+    let listed = sessions(&call(&client.client, "pty_list", json!({})).await);
+    assert_eq!(listed[0]["pid"], pid);
+}
+
+#[tokio::test]
+async fn idle_owners_are_closed_and_an_empty_server_exits() {
+    let runtime = Runtime::new("idle");
+    let project = runtime.project("project");
+    let args = ["--persist-idle-secs", "1", "--persist-exit-secs", "1"];
+    let client = runtime.client(&project, &args).await;
+    let (_, pid) = crate::support::open(
+        &client.client,
+        json!({"command": "sleep 304", "settle": "none"}),
+    )
+    .await;
+    let servers = runtime.servers();
+    assert_eq!(servers.len(), 1);
+    // No call for a second: the owner's sessions are closed, with its client still there.
+    eventually("the idle owner's session to be closed", || !alive(pid)).await;
+    assert!(
+        sessions(&call(&client.client, "pty_list", json!({})).await).is_empty(),
+        "the session is gone from the list too"
+    );
+    assert!(alive(servers[0]), "a client is still connected");
+    // The last client leaves: the server exits after a second.
+    drop(client);
+    eventually("the empty server to exit", || !alive(servers[0])).await;
+    assert!(!runtime.dir().join("persist.sock").exists());
+}
+
+#[tokio::test]
+async fn sigkill_of_the_background_server_leaves_no_orphan_within_2_seconds() {
+    let runtime = Runtime::new("sigkill");
+    let project = runtime.project("project");
+    let client = runtime.client(&project, &[]).await;
+    let result = call(
+        &client.client,
+        "pty_open",
+        json!({"command": "setsid sleep 306 & echo bg=$!; exec sleep 305", "until": "^bg="}),
+    )
+    .await;
+    let value = ok(&result);
+    let pid = u32::try_from(value["pid"].as_u64().unwrap()).unwrap();
+    let bg: u32 = value["initialOutput"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .find_map(|line| line.strip_prefix("bg="))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let servers = runtime.servers();
+    assert_eq!(servers.len(), 1);
+    kill(servers[0]);
+    let killed = Instant::now();
+    while [pid, bg, servers[0]].iter().any(|&p| alive(p))
+        && killed.elapsed() < Duration::from_secs(2)
+    {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        !alive(pid) && !alive(bg),
+        "alive 2 s after the server's SIGKILL"
+    );
+    // Its client sees the server gone and exits.
+    let mut child = client.child;
+    assert!(
+        tokio::time::timeout(Duration::from_secs(10), child.wait())
+            .await
+            .is_ok(),
+        "the client exits when its server is gone"
+    );
+    // A new client starts a new server, without the dead one's sessions.
+    let again = runtime.client(&project, &[]).await;
+    assert!(sessions(&call(&again.client, "pty_list", json!({})).await).is_empty());
+}
