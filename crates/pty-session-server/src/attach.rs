@@ -97,6 +97,9 @@ pub struct ListedSession {
     pub started_at_ms: u64,
     pub unread_lines: u64,
     pub prompt_pending: bool,
+    /// Absent from servers that predate sandboxes.
+    #[serde(default)]
+    pub sandbox: Option<String>,
 }
 
 /// The token's sessions on the server.
@@ -139,15 +142,17 @@ pub async fn ls(remote: &Remote) -> anyhow::Result<()> {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
-    let mut out = String::from("ID        STATUS           AGE     UNREAD  PROMPT  COMMAND\n");
+    let mut out =
+        String::from("ID        STATUS           AGE     UNREAD  PROMPT  SANDBOX    COMMAND\n");
     for s in &sessions {
         out.push_str(&format!(
-            "{:<9} {:<16} {:<7} {:<7} {:<7} {}\n",
+            "{:<9} {:<16} {:<7} {:<7} {:<7} {:<10} {}\n",
             s.id,
             s.status,
             age(now.saturating_sub(s.started_at_ms) / 1000),
             s.unread_lines,
             if s.prompt_pending { "yes" } else { "" },
+            s.sandbox.as_deref().unwrap_or("none"),
             s.command
         ));
     }
