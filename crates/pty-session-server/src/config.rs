@@ -510,6 +510,12 @@ mod tests {
         };
         expect![[r#"invalid configuration: sandbox: "strict" is not a sandbox; give one of "none", "workspace", "read-only""#]]
             .assert_eq(&format!("{:#}", args.settings(None).unwrap_err()));
+        let args = ConfigArgs {
+            sandbox_writable: vec!["cache".into()],
+            ..ConfigArgs::default()
+        };
+        expect!["invalid configuration: sandboxWritable cache is not an absolute path"]
+            .assert_eq(&format!("{:#}", args.settings(None).unwrap_err()));
         assert_eq!(
             ConfigArgs::default()
                 .settings(None)

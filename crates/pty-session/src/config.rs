@@ -56,7 +56,7 @@ pub struct Config {
     /// The sandbox of an open that names none (default [`Sandbox::None`](crate::Sandbox)).
     pub sandbox: crate::Sandbox,
     /// Paths a `workspace` sandbox may write besides the session's working directory and
-    /// the temp directory. Paths that do not exist are left out.
+    /// the temp directory, each absolute. Paths that do not exist are left out.
     pub sandbox_writable: Vec<PathBuf>,
     /// Whether sandboxed sessions may use the network (default false).
     pub sandbox_network: bool,
@@ -159,6 +159,16 @@ impl Config {
                     ),
                 ));
             }
+        }
+        if let Some(path) = self
+            .sandbox_writable
+            .iter()
+            .find(|path| !path.is_absolute())
+        {
+            return Err(crate::Error::invalid(
+                "sandbox_writable",
+                format!("{} is not an absolute path", path.display()),
+            ));
         }
         if self.record_max_bytes < 4096 {
             return Err(crate::Error::invalid(

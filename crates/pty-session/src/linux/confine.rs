@@ -89,17 +89,32 @@ impl Stage {
 /// A sandbox ready to apply: what the child needs, made before `clone`.
 pub(crate) struct Prepared {
     ruleset: OwnedFd,
-    /// The compiled programs; `programs` points into them.
-    _filters: Vec<Vec<libc::sock_filter>>,
-    /// One `sock_fprog` per filter, in install order.
+    /// One `sock_fprog` per filter, in install order, pointing into [`FILTERS`].
     programs: Vec<libc::sock_fprog>,
+}
+
+/// The compiled seccomp programs, without and with the network: they depend on nothing
+/// else, so the spawner compiles them once ([`warm`]) and every shim, a fork of it, finds
+/// them made.
+static FILTERS: std::sync::OnceLock<[Option<Vec<Vec<libc::sock_filter>>>; 2]> =
+    std::sync::OnceLock::new();
+
+/// Compiles the seccomp programs, if not done yet.
+pub(crate) fn warm() {
+    FILTERS.get_or_init(|| [filters(false), filters(true)]);
+}
+
+/// The compiled programs for `network`.
+fn compiled(network: bool) -> Option<&'static [Vec<libc::sock_filter>]> {
+    warm();
+    FILTERS.get()?[usize::from(network)].as_deref()
 }
 
 /// Builds `policy`'s ruleset and filters. `terminal` is the session's PTY slave by path.
 /// Runs in the shim, single-threaded, before the command's child exists.
 pub(crate) fn prepare(policy: &Policy, terminal: Option<PathBuf>) -> Result<Prepared, Stage> {
     let ruleset = ruleset(policy, terminal).map_err(|_| Stage::Ruleset)?;
-    let filters = filters(policy.network).ok_or(Stage::Filter)?;
+    let filters = compiled(policy.network).ok_or(Stage::Filter)?;
     let programs = filters
         .iter()
         .map(|filter| libc::sock_fprog {
@@ -107,11 +122,7 @@ pub(crate) fn prepare(policy: &Policy, terminal: Option<PathBuf>) -> Result<Prep
             filter: filter.as_ptr().cast_mut(),
         })
         .collect();
-    Ok(Prepared {
-        ruleset,
-        _filters: filters,
-        programs,
-    })
+    Ok(Prepared { ruleset, programs })
 }
 
 /// The Landlock ruleset of `policy`, created and filled, as its descriptor (close-on-exec,

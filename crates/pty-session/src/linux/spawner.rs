@@ -35,7 +35,7 @@ use crate::shim::Report;
 /// The environment variable that turns a starting process into the spawner.
 pub(crate) const MARKER: &str = "PTY_SESSION_SPAWNER";
 /// The marker's value; bumped if the request format ever changes.
-pub(crate) const MARKER_VALUE: &str = "2";
+pub(crate) const MARKER_VALUE: &str = "1";
 /// The spawner's `argv[0]`, which is what `ps` shows; the same as its name (`comm`, set
 /// with `PR_SET_NAME`, at most 15 bytes), so that `ps`, `top` and `pgrep` agree.
 pub(crate) const ARG0: &str = "pty-spawner";
@@ -178,6 +178,8 @@ fn serve() -> i32 {
         libc::prctl(libc::PR_SET_NAME, c"pty-spawner".as_ptr(), 0, 0, 0);
         libc::close_range(3, u32::MAX, 0);
     }
+    // Once here rather than in every shim.
+    crate::confine::warm();
     loop {
         let Ok((taken, spare_end)) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
         else {

@@ -65,6 +65,31 @@ exit 0"#,
 }
 
 #[tokio::test]
+async fn sandbox_writable_paths_are_writable_in_a_workspace_sandbox() {
+    let extra = TempDir::new("sbx-extra");
+    let mut config = Config::default();
+    config.sandbox_writable = vec![extra.0.clone(), "/nonexistent/pty-session".into()];
+    let pty = PtyService::new(config);
+    let dir = TempDir::new("sbx-writable");
+    let script = format!(
+        "touch {}/x && echo wrote-extra; exit 0",
+        quote_word(extra.0.to_str().unwrap())
+    );
+    let out = run_in(&pty, Sandbox::Workspace, &dir, &script).await;
+    assert!(out.contains("wrote-extra"), "{out}");
+    // In read-only mode they are not.
+    let out = run_in(
+        &pty,
+        Sandbox::ReadOnly,
+        &dir,
+        &script.replace("x &&", "y 2>&1 &&"),
+    )
+    .await;
+    assert!(out.contains("Permission denied"), "{out}");
+    pty.shutdown().await;
+}
+
+#[tokio::test]
 async fn read_only_writes_nothing_but_the_terminal() {
     let (pty, _) = service();
     let dir = TempDir::new("sbx-ro");
