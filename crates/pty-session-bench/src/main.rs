@@ -18,6 +18,7 @@ mod mcp;
 mod raw;
 mod reads;
 mod report;
+mod sandboxes;
 mod screens;
 mod stats;
 mod sys;
@@ -76,6 +77,8 @@ enum Workload {
     Viewers,
     /// `pty_screen` reads, and an agent's edit in vim.
     Screens,
+    /// Opens, echo and bulk in a workspace sandbox beside the same without one.
+    Sandboxes,
 }
 
 /// Counts for one run: the full figures of BENCHMARKS.md, or small ones for `--quick`.
@@ -184,6 +187,7 @@ async fn run(args: &Args) -> Result<()> {
         Workload::Looks,
         Workload::Viewers,
         Workload::Screens,
+        Workload::Sandboxes,
     ];
     for workload in all {
         if !args.only.is_empty() && !args.only.contains(&workload) {
@@ -202,6 +206,7 @@ async fn run(args: &Args) -> Result<()> {
             Workload::Looks => looks::looks(&plan, &mut report).await,
             Workload::Viewers => viewers::viewers(&plan, &mut report).await,
             Workload::Screens => screens::screens(&plan, &mut report).await,
+            Workload::Sandboxes => sandboxes::sandboxes(&plan, &mut report).await,
         };
         ran.with_context(|| format!("workload {workload:?}"))?;
     }

@@ -106,6 +106,9 @@ pub struct ListedSession {
     #[serde(default)]
     pub pending: String,
     pub prompt_pending: bool,
+    /// Absent from servers that predate sandboxes.
+    #[serde(default)]
+    pub sandbox: Option<String>,
 }
 
 /// The token's sessions on the server.
@@ -148,11 +151,12 @@ pub async fn ls(remote: &Remote) -> anyhow::Result<()> {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
-    let mut out =
-        String::from("ID        STATUS           AGE     UNREAD  PROMPT            COMMAND\n");
+    let mut out = String::from(
+        "ID        STATUS           AGE     UNREAD  PROMPT            SANDBOX    COMMAND\n",
+    );
     for s in &sessions {
         out.push_str(&format!(
-            "{:<9} {:<16} {:<7} {:<7} {:<17} {}\n",
+            "{:<9} {:<16} {:<7} {:<7} {:<17} {:<10} {}\n",
             s.id,
             s.status,
             age(now.saturating_sub(s.started_at_ms) / 1000),
@@ -162,6 +166,7 @@ pub async fn ls(remote: &Remote) -> anyhow::Result<()> {
             } else {
                 String::new()
             },
+            s.sandbox.as_deref().unwrap_or("none"),
             s.command
         ));
     }

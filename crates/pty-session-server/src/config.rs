@@ -30,7 +30,8 @@ pub struct ConfigArgs {
     /// scrollbackBytes, maxSessionsPerOwner, maxSessions, maxExitedPerOwner,
     /// maxRequestBytes, ownerIdleTimeoutSecs, maxConnections, httpIdleTimeoutSecs,
     /// httpBodyTimeoutSecs, maxMcpSessionsPerToken, mcpSessionIdleSecs, recordDir,
-    /// recordInput, recordMaxBytes, persist, persistIdleSecs, persistExitSecs and a
+    /// recordInput, recordMaxBytes, persist, persistIdleSecs, persistExitSecs, sandbox,
+    /// sandboxWritable, sandboxNetwork and a
     /// defaultEnv table
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -79,6 +80,16 @@ pub struct ConfigArgs {
     /// Cut a recording at this many bytes, with a marker event saying so [default: 67108864]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(4096..))]
     pub record_max_bytes: Option<u64>,
+    /// The sandbox of a pty_open that names none: "none", "workspace" (write only cwd and
+    /// the temp dir, no network) or "read-only" (write nothing, no network) [default: none]
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<String>,
+    /// A path a "workspace" sandbox may also write. Repeatable
+    #[arg(long, value_name = "PATH")]
+    pub sandbox_writable: Vec<PathBuf>,
+    /// Let sandboxed sessions use the network
+    #[arg(long)]
+    pub sandbox_network: bool,
 }
 
 fn parse_env_pair(pair: &str) -> Result<(String, String), String> {
@@ -199,6 +210,10 @@ struct FileConfig {
     record_dir: Option<PathBuf>,
     record_input: Option<bool>,
     record_max_bytes: Option<u64>,
+    sandbox: Option<String>,
+    #[serde(default)]
+    sandbox_writable: Vec<PathBuf>,
+    sandbox_network: Option<bool>,
     max_request_bytes: Option<u64>,
     max_connections: Option<u64>,
     http_idle_timeout_secs: Option<u64>,
@@ -309,6 +324,15 @@ impl ConfigArgs {
         if let Some(dir) = &service.record_dir {
             check_record_dir(dir)?;
         }
+        if let Some(mode) = self.sandbox.as_ref().or(file.sandbox.as_ref()) {
+            service.sandbox = pty_session::Sandbox::parse("sandbox", mode)
+                .map_err(|err| anyhow!("invalid configuration: {err}"))?;
+        }
+        service.sandbox_writable = file.sandbox_writable;
+        service
+            .sandbox_writable
+            .extend(self.sandbox_writable.iter().cloned());
+        service.sandbox_network = self.sandbox_network || file.sandbox_network.unwrap_or(false);
         // The library names its fields (`tail_lines`); the file and flags say `tailLines`.
         service.validate().map_err(|err| {
             let err = match err {
@@ -451,7 +475,7 @@ mod tests {
         check_error(
             "tailLine = 5",
             expect![
-                "key `tailLine`: unknown field `tailLine`, expected one of `backendType`, `tailLines`, `scrollbackLines`, `scrollbackBytes`, `maxSessionsPerOwner`, `maxSessions`, `ownerIdleTimeoutSecs`, `tailBytes`, `maxExitedPerOwner`, `defaultEnv`, `recordDir`, `recordInput`, `recordMaxBytes`, `maxRequestBytes`, `maxConnections`, `httpIdleTimeoutSecs`, `httpBodyTimeoutSecs`, `maxMcpSessionsPerToken`, `mcpSessionIdleSecs`, `persist`, `persistIdleSecs`, `persistExitSecs`"
+                "key `tailLine`: unknown field `tailLine`, expected one of `backendType`, `tailLines`, `scrollbackLines`, `scrollbackBytes`, `maxSessionsPerOwner`, `maxSessions`, `ownerIdleTimeoutSecs`, `tailBytes`, `maxExitedPerOwner`, `defaultEnv`, `recordDir`, `recordInput`, `recordMaxBytes`, `sandbox`, `sandboxWritable`, `sandboxNetwork`, `maxRequestBytes`, `maxConnections`, `httpIdleTimeoutSecs`, `httpBodyTimeoutSecs`, `maxMcpSessionsPerToken`, `mcpSessionIdleSecs`, `persist`, `persistIdleSecs`, `persistExitSecs`"
             ],
         );
         check_error(
@@ -518,6 +542,62 @@ mod tests {
         assert_eq!(settings.http.max_mcp_sessions_per_token, 5);
         assert_eq!(settings.http.mcp_session_idle, Duration::from_secs(300));
         assert_eq!(settings.max_request_bytes, 8 * 1024 * 1024);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn the_sandbox_keys_come_from_the_file_and_the_flags() {
+        let dir = std::env::temp_dir().join(format!("pty-session-sbx-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("config.toml");
+        std::fs::write(
+            &path,
+            "sandbox = \"read-only\"\nsandboxWritable = [\"/a\"]\nsandboxNetwork = true\n",
+        )
+        .unwrap();
+        let args = ConfigArgs {
+            config: Some(path.clone()),
+            sandbox_writable: vec!["/b".into()],
+            ..ConfigArgs::default()
+        };
+        let service = args.settings(None).unwrap().service;
+        assert_eq!(service.sandbox, pty_session::Sandbox::ReadOnly);
+        assert_eq!(
+            service.sandbox_writable,
+            [PathBuf::from("/a"), PathBuf::from("/b")]
+        );
+        assert!(service.sandbox_network);
+        let args = ConfigArgs {
+            config: Some(path),
+            sandbox: Some("workspace".into()),
+            ..ConfigArgs::default()
+        };
+        let service = args.settings(None).unwrap().service;
+        assert_eq!(
+            service.sandbox,
+            pty_session::Sandbox::Workspace,
+            "the flag wins"
+        );
+        let args = ConfigArgs {
+            sandbox: Some("strict".into()),
+            ..ConfigArgs::default()
+        };
+        expect![[r#"invalid configuration: sandbox: "strict" is not a sandbox; give one of "none", "workspace", "read-only""#]]
+            .assert_eq(&format!("{:#}", args.settings(None).unwrap_err()));
+        let args = ConfigArgs {
+            sandbox_writable: vec!["cache".into()],
+            ..ConfigArgs::default()
+        };
+        expect!["invalid configuration: sandboxWritable cache is not an absolute path"]
+            .assert_eq(&format!("{:#}", args.settings(None).unwrap_err()));
+        assert_eq!(
+            ConfigArgs::default()
+                .settings(None)
+                .unwrap()
+                .service
+                .sandbox,
+            pty_session::Sandbox::None
+        );
         std::fs::remove_dir_all(dir).unwrap();
     }
 

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use pty_session::{Error, Rest};
+use pty_session::{Error, Rest, Sandbox};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
 
@@ -83,8 +83,9 @@ pub fn wire_name(name: &str) -> String {
     out
 }
 
-pub fn opened(result: &OpenResult) -> CallToolResult {
+pub fn opened(result: &OpenResult, sandbox: Sandbox) -> CallToolResult {
     let mut status = Status::new(&result.session_id, result.status, &result.exit);
+    status.sandbox(sandbox);
     status.part(format!("pid {}", result.pid));
     status.settled_by(result.settled_by);
     status.unread_left_out(result.skipped, result.rest);
@@ -96,8 +97,9 @@ pub fn opened(result: &OpenResult) -> CallToolResult {
     success(result, text)
 }
 
-pub fn sent(id: &str, result: &SendResult) -> CallToolResult {
+pub fn sent(id: &str, sandbox: Sandbox, result: &SendResult) -> CallToolResult {
     let mut status = Status::new(id, result.status, &result.exit);
+    status.sandbox(sandbox);
     status.settled_by(result.settled_by);
     status.unread_left_out(result.skipped, result.rest);
     status.cut(result.cut_lines);
@@ -112,8 +114,9 @@ pub fn sent(id: &str, result: &SendResult) -> CallToolResult {
     success(result, text)
 }
 
-pub fn tail(id: &str, result: &TailResult) -> CallToolResult {
+pub fn tail(id: &str, sandbox: Sandbox, result: &TailResult) -> CallToolResult {
     let mut status = Status::new(id, result.status, &result.exit);
+    status.sandbox(sandbox);
     if let Some(reason) = result.settled_by {
         status.settled_by(reason);
     }
@@ -153,8 +156,9 @@ pub fn tail(id: &str, result: &TailResult) -> CallToolResult {
     success(result, status.after(&result.text))
 }
 
-pub fn screen(id: &str, result: &ScreenResult) -> CallToolResult {
+pub fn screen(id: &str, sandbox: Sandbox, result: &ScreenResult) -> CallToolResult {
     let mut status = Status::new(id, result.status, &result.exit);
+    status.sandbox(sandbox);
     status.part(format!("screen {}×{}", result.cols, result.rows));
     status.alt_screen(result.alt_screen);
     status.cursor(Some(result.cursor));
@@ -167,6 +171,9 @@ pub fn listed(result: &ListResult) -> CallToolResult {
     let mut text = String::new();
     for session in &result.sessions {
         let mut status = Status::new(&session.id, session.status, &session.exit);
+        if session.sandbox != Sandbox::None.as_str() {
+            status.part(format!("sandbox {}", session.sandbox));
+        }
         status.part(format!("pid {}", session.pid));
         status.part(format!("{} unread lines", session.unread_lines));
         status.pending(&session.pending);
@@ -214,6 +221,13 @@ impl Status {
     fn part(&mut self, part: impl AsRef<str>) {
         self.line.push_str(" · ");
         self.line.push_str(part.as_ref());
+    }
+
+    /// The sandbox, when there is one: a session without says nothing.
+    fn sandbox(&mut self, sandbox: Sandbox) {
+        if sandbox != Sandbox::None {
+            self.part(format!("sandbox {sandbox}"));
+        }
     }
 
     fn settled_by(&mut self, reason: &str) {
@@ -322,25 +336,28 @@ mod tests {
     #[test]
     fn open_reply_has_output_then_one_status_line() {
         check(
-            opened(&OpenResult {
-                session_id: "p7k2m9q4".into(),
-                pid: 4242,
-                status: "running",
-                exit: ExitFields::default(),
-                initial_output: "Python 3.13.5\n".into(),
-                pending: ">>> ".into(),
-                truncated: false,
-                skipped: 0,
-                cut_lines: 0,
-                settled_by: "input",
-                alt_screen: false,
-                screen: None,
-                cursor: None,
-                rest: None,
-            }),
+            opened(
+                &OpenResult {
+                    session_id: "p7k2m9q4".into(),
+                    pid: 4242,
+                    status: "running",
+                    exit: ExitFields::default(),
+                    initial_output: "Python 3.13.5\n".into(),
+                    pending: ">>> ".into(),
+                    truncated: false,
+                    skipped: 0,
+                    cut_lines: 0,
+                    settled_by: "input",
+                    alt_screen: false,
+                    screen: None,
+                    cursor: None,
+                    rest: None,
+                },
+                Sandbox::Workspace,
+            ),
             expect![[r#"
                 Python 3.13.5
-                [p7k2m9q4 running · pid 4242 · settled by input · pending: ">>> "]
+                [p7k2m9q4 running · sandbox workspace · pid 4242 · settled by input · pending: ">>> "]
                 ---
                 {"cutLines":0,"initialOutput":"Python 3.13.5\n","pending":">>> ","pid":4242,"sessionId":"p7k2m9q4","settledBy":"input","skipped":0,"status":"running","truncated":false}
                 isError=Some(false)"#]],
@@ -352,6 +369,7 @@ mod tests {
         check(
             sent(
                 "abcd2345",
+                Sandbox::None,
                 &SendResult {
                     delta: Some("line 9\n".into()),
                     status: "exited",
@@ -389,6 +407,7 @@ mod tests {
         check(
             tail(
                 "abcd2345",
+                Sandbox::None,
                 &TailResult {
                     text: String::new(),
                     lines: 0,
@@ -424,6 +443,7 @@ mod tests {
         check(
             tail(
                 "abcd2345",
+                Sandbox::None,
                 &TailResult {
                     text: "5\n6\n".into(),
                     lines: 2,

@@ -354,7 +354,8 @@ impl PtyTools {
             request = request.reporting_to(progress);
         }
         respond(self.service.open(owner, request, cancel).await, |opened| {
-            reply::opened(&OpenResult::new(opened))
+            let sandbox = opened.sandbox;
+            reply::opened(&OpenResult::new(opened), sandbox)
         })
     }
 
@@ -389,7 +390,7 @@ impl PtyTools {
             self.service
                 .send(owner, &SessionId::new(&id), request)
                 .await,
-            |sent| reply::sent(&id, &SendResult::new(sent)),
+            |sent| reply::sent(&id, self.sandbox(owner, &id), &SendResult::new(sent)),
         )
     }
 
@@ -425,7 +426,13 @@ impl PtyTools {
             self.service
                 .tail(owner, &SessionId::new(&id), request)
                 .await,
-            |tail| reply::tail(&id, &TailResult::new(tail, reread)),
+            |tail| {
+                reply::tail(
+                    &id,
+                    self.sandbox(owner, &id),
+                    &TailResult::new(tail, reread),
+                )
+            },
         )
     }
 
@@ -436,8 +443,16 @@ impl PtyTools {
             Err(err) => return reply::error(&err),
         };
         respond(self.service.screen(owner, &SessionId::new(&id)), |screen| {
-            reply::screen(&id, &ScreenResult::new(screen))
+            reply::screen(&id, self.sandbox(owner, &id), &ScreenResult::new(screen))
         })
+    }
+
+    /// The sandbox of `owner`'s session `id`, for a reply's status line (`none` once the
+    /// session is gone).
+    fn sandbox(&self, owner: &Owner, id: &str) -> pty_session::Sandbox {
+        self.service
+            .sandbox(owner, &SessionId::new(id))
+            .unwrap_or_default()
     }
 
     /// `pty_list` for `owner`.

@@ -134,6 +134,8 @@ pub struct WebSession {
     /// Whether the program waits at a prompt: it runs and its last line is unfinished.
     pub prompt_pending: bool,
     pub alt_screen: bool,
+    /// The sandbox it runs in: `none`, `workspace` or `read-only`.
+    pub sandbox: &'static str,
 }
 
 impl WebSession {
@@ -156,6 +158,7 @@ impl WebSession {
             prompt_pending: running && !info.pending.trim().is_empty(),
             pending: info.pending,
             alt_screen: info.alt_screen,
+            sandbox: info.sandbox.as_str(),
         }
     }
 }

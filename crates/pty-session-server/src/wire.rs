@@ -206,6 +206,10 @@ pub struct OpenArgs {
     /// Whether the terminal echoes input (default true).
     #[serde(default = "yes")]
     pub echo: bool,
+    /// "none", "workspace" (write only cwd and the temp dir, no network) or "read-only"
+    /// (write nothing); default from the server's config, itself "none".
+    #[schemars(extend("enum" = ["none", "workspace", "read-only"]))]
+    pub sandbox: Option<String>,
 }
 }
 
@@ -319,6 +323,9 @@ impl OpenArgs {
         check_until(self.until.as_ref())?;
         let settle = self.take_settle();
         let mut request = OpenRequest::new(self.command).echo(self.echo);
+        if let Some(sandbox) = self.sandbox {
+            request = request.sandbox(pty_session::Sandbox::parse("sandbox", &sandbox)?);
+        }
         if let Some(cwd) = self.cwd {
             request = request.cwd(cwd);
         }
@@ -691,6 +698,9 @@ pub struct ListedSession {
     pub pending: String,
     /// Whether a full-screen program has the alternate screen on.
     pub alt_screen: bool,
+    /// The sandbox it runs in: "none", "workspace" or "read-only".
+    #[schemars(extend("enum" = ["none", "workspace", "read-only"]))]
+    pub sandbox: &'static str,
 }
 
 impl ListedSession {
@@ -707,6 +717,7 @@ impl ListedSession {
             unread_lines: info.unread_lines,
             pending: info.pending,
             alt_screen: info.alt_screen,
+            sandbox: info.sandbox.as_str(),
         }
     }
 }

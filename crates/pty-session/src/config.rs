@@ -53,6 +53,13 @@ pub struct Config {
     /// The size cap of one recording in bytes (default 64 MiB): the file then ends with a
     /// marker event saying it was cut.
     pub record_max_bytes: u64,
+    /// The sandbox of an open that names none (default [`Sandbox::None`](crate::Sandbox)).
+    pub sandbox: crate::Sandbox,
+    /// Paths a `workspace` sandbox may write besides the session's working directory and
+    /// the temp directory, each absolute. Paths that do not exist are left out.
+    pub sandbox_writable: Vec<PathBuf>,
+    /// Whether sandboxed sessions may use the network (default false).
+    pub sandbox_network: bool,
 }
 
 impl Default for Config {
@@ -72,6 +79,9 @@ impl Default for Config {
             record_dir: None,
             record_input: false,
             record_max_bytes: 64 * 1024 * 1024,
+            sandbox: crate::Sandbox::None,
+            sandbox_writable: Vec::new(),
+            sandbox_network: false,
         }
     }
 }
@@ -149,6 +159,16 @@ impl Config {
                     ),
                 ));
             }
+        }
+        if let Some(path) = self
+            .sandbox_writable
+            .iter()
+            .find(|path| !path.is_absolute())
+        {
+            return Err(crate::Error::invalid(
+                "sandbox_writable",
+                format!("{} is not an absolute path", path.display()),
+            ));
         }
         if self.record_max_bytes < 4096 {
             return Err(crate::Error::invalid(

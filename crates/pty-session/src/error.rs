@@ -80,6 +80,18 @@ pub enum Error {
     /// The caller cancelled the request; output that arrived is kept for the next read.
     #[error("the request was cancelled; output that arrived is kept for the next read")]
     Cancelled,
+    /// The kernel cannot enforce the asked sandbox; nothing was started.
+    #[error(
+        "this kernel cannot enforce the {sandbox:?} sandbox: it lacks {missing}; nothing was \
+         started. Open without a sandbox (sandbox \"none\") only if the program may have \
+         every right of the service's user"
+    )]
+    SandboxUnavailable {
+        /// The asked mode, e.g. `"workspace"`.
+        sandbox: String,
+        /// What the kernel lacks, e.g. `"Landlock ABI 4 for TCP rules …"`.
+        missing: String,
+    },
 }
 
 /// The longest command a limit message quotes, in characters.
@@ -126,6 +138,7 @@ impl Error {
             Error::NotRunning { .. } => "NOT_RUNNING",
             Error::WriteTimeout { .. } => "WRITE_TIMEOUT",
             Error::Cancelled => "CANCELLED",
+            Error::SandboxUnavailable { .. } => "SANDBOX_UNAVAILABLE",
         }
     }
 

@@ -74,6 +74,7 @@ compile_error!(
 #[cfg(target_os = "linux")]
 mod linux {
     pub(crate) mod blocked;
+    pub(crate) mod confine;
     pub(crate) mod procfs;
     pub(crate) mod pty;
     pub(crate) mod shim;
@@ -82,7 +83,7 @@ mod linux {
     pub(crate) mod timer;
 }
 #[cfg(target_os = "linux")]
-use linux::{blocked, procfs, pty, shim, spawn, spawner, timer};
+use linux::{blocked, confine, procfs, pty, shim, spawn, spawner, timer};
 
 mod answer;
 mod backend;
@@ -97,6 +98,7 @@ mod progress;
 mod record;
 mod render;
 mod request;
+mod sandbox;
 mod screen;
 mod scrollback;
 mod service;
@@ -115,6 +117,7 @@ pub use request::{
     ExitStatus, OpenRequest, Opened, Output, Rest, SendRequest, Sent, SessionInfo, Settle,
     SettleReason, Status, Tail, TailRequest, limits,
 };
+pub use sandbox::{ABI_CEILING_VAR, Sandbox};
 pub use screen::{Position, Screen};
 pub use service::PtyService;
 pub use tokio_util::sync::CancellationToken;

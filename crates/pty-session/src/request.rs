@@ -241,6 +241,8 @@ pub struct OpenRequest {
     pub(crate) lines: Option<u64>,
     pub(crate) max_bytes: Option<u64>,
     pub(crate) settle: SettleOptions,
+    /// The sandbox; `None` takes [`Config::sandbox`](crate::Config::sandbox).
+    pub(crate) sandbox: Option<crate::Sandbox>,
 }
 
 impl OpenRequest {
@@ -256,7 +258,16 @@ impl OpenRequest {
             lines: None,
             max_bytes: None,
             settle: SettleOptions::default(),
+            sandbox: None,
         }
+    }
+
+    /// Runs the session in `sandbox` (default: [`Config::sandbox`](crate::Config::sandbox),
+    /// itself `none` by default). A kernel that cannot enforce it fails the open with
+    /// [`Error::SandboxUnavailable`](crate::Error::SandboxUnavailable).
+    pub fn sandbox(mut self, sandbox: crate::Sandbox) -> OpenRequest {
+        self.sandbox = Some(sandbox);
+        self
     }
 
     /// The working directory; it must exist and be a directory.
@@ -548,6 +559,8 @@ pub struct Opened {
     pub alt_screen: bool,
     /// The screen, while a full-screen program has the alternate screen on.
     pub screen: Option<crate::Screen>,
+    /// The sandbox the session runs in.
+    pub sandbox: crate::Sandbox,
 }
 
 /// The reply to [`PtyService::send`](crate::PtyService::send).
@@ -613,6 +626,8 @@ pub struct SessionInfo {
     pub pending: String,
     /// Whether a full-screen program has the alternate screen on.
     pub alt_screen: bool,
+    /// The sandbox it runs in.
+    pub sandbox: crate::Sandbox,
 }
 
 /// The limits of docs/tools.md on numeric arguments, so that the server can state them too.

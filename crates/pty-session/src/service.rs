@@ -308,6 +308,7 @@ impl PtyService {
             },
             started_at: SystemTime::now(),
             seq,
+            sandbox: request.sandbox.unwrap_or(config.sandbox),
         };
         let scrollback = Scrollback::new(config.scrollback_lines, config.scrollback_bytes);
         let header = Header {
@@ -356,6 +357,7 @@ impl PtyService {
                     settled_by,
                     alt_screen: reply.screen.is_some(),
                     screen: reply.screen,
+                    sandbox: session.origin.sandbox,
                 })
             }
             Err(err) => {
@@ -581,9 +583,15 @@ impl PtyService {
                     unread_lines: state.scrollback.unread(),
                     pending: state.renderer.pending(),
                     alt_screen: state.renderer.alt_screen(),
+                    sandbox: session.origin.sandbox,
                 }
             })
             .collect()
+    }
+
+    /// The sandbox `owner`'s session `id` runs in.
+    pub fn sandbox(&self, owner: &Owner, id: &SessionId) -> Result<crate::Sandbox> {
+        Ok(self.session(owner, id)?.origin.sandbox)
     }
 
     /// The ids of `owner`'s open sessions, sorted.
@@ -661,16 +669,58 @@ impl PtyService {
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
             .filter(|(k, _)| k != crate::spawner::MARKER)
             .collect();
+        let env = config.child_env(service_env, &request.env);
+        let sandbox = self.policy(request, &env)?;
         Ok(SpawnOptions {
             argv,
             command: request.command.clone(),
             cwd: request.cwd.clone(),
-            env: config.child_env(service_env, &request.env),
+            sandbox,
+            env,
             cols: request_window(request.cols, limits::DEFAULT_COLS),
             rows: request_window(request.rows, limits::DEFAULT_ROWS),
             echo: request.echo,
             grace: config.close_grace,
         })
+    }
+
+    /// The sandbox policy of `request` (whose environment is `env`), once the kernel is
+    /// known to enforce it; `None` without a sandbox.
+    fn policy(
+        &self,
+        request: &OpenRequest,
+        env: &BTreeMap<String, String>,
+    ) -> Result<Option<crate::sandbox::Policy>> {
+        let config = &self.shared.config;
+        let mode = request.sandbox.unwrap_or(config.sandbox);
+        if mode == crate::Sandbox::None {
+            return Ok(None);
+        }
+        let network = config.sandbox_network;
+        let abi = crate::sandbox::kernel_abi();
+        let seccomp = crate::sandbox::kernel_seccomp();
+        if let Some(missing) = crate::sandbox::missing(mode, network, abi, seccomp) {
+            return Err(Error::SandboxUnavailable {
+                sandbox: mode.as_str().to_owned(),
+                missing,
+            });
+        }
+        let mut writable = Vec::new();
+        if mode == crate::Sandbox::Workspace {
+            let cwd = match &request.cwd {
+                Some(cwd) => cwd.clone(),
+                None => std::env::current_dir().unwrap_or_default(),
+            };
+            writable.push(cwd);
+            let temp = env.get("TMPDIR").filter(|dir| !dir.is_empty());
+            writable.push(temp.map_or_else(|| "/tmp".into(), std::path::PathBuf::from));
+            writable.extend(config.sandbox_writable.iter().cloned());
+        }
+        Ok(Some(crate::sandbox::Policy {
+            mode,
+            network,
+            writable,
+        }))
     }
 
     /// A reply's budgets: the call's, checked, else the configured ones.

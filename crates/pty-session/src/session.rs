@@ -65,6 +65,8 @@ pub(crate) struct Origin {
     pub(crate) started_at: SystemTime,
     /// Its place in the order of opens (older sessions have smaller numbers).
     pub(crate) seq: u64,
+    /// The sandbox it runs in.
+    pub(crate) sandbox: crate::Sandbox,
 }
 
 /// What the foreground group looked like when something was last written to it: input

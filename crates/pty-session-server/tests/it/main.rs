@@ -22,6 +22,7 @@ mod progress;
 mod recordings;
 mod replies;
 mod robustness;
+mod sandbox;
 mod schema;
 mod screens;
 mod support;

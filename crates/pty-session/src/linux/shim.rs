@@ -23,6 +23,8 @@ use std::os::fd::{AsFd, BorrowedFd, FromRawFd as _, OwnedFd};
 use rustix::event::{PollFd, PollFlags, Timespec};
 
 use crate::ExitStatus;
+use crate::confine::{Prepared, Raw};
+use crate::sandbox::Policy;
 
 /// What the shim tells the service, as fixed 12-byte records on the control socket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +39,8 @@ pub(crate) enum Report {
     ChdirFailed(i32),
     /// The spawner could not fork the shim (errno); nothing was started.
     ForkFailed(i32),
+    /// The sandbox could not be set up (where, and the errno); nothing was started.
+    SandboxFailed(crate::confine::Stage, i32),
 }
 
 /// The size of one report record.
@@ -51,6 +55,9 @@ impl Report {
             Report::Exited(ExitStatus::Signal(signal)) => (4, i64::from(signal)),
             Report::ChdirFailed(errno) => (5, i64::from(errno)),
             Report::ForkFailed(errno) => (6, i64::from(errno)),
+            Report::SandboxFailed(stage, errno) => {
+                (7, (stage as i64) << 32 | i64::from(errno as u32))
+            }
         };
         let mut record = [0u8; REPORT_LEN];
         record[..4].copy_from_slice(&tag.to_le_bytes());
@@ -72,13 +79,16 @@ impl Report {
                 .map(|s| Report::Exited(ExitStatus::Signal(s))),
             5 => i32::try_from(value).ok().map(Report::ChdirFailed),
             6 => i32::try_from(value).ok().map(Report::ForkFailed),
+            7 => crate::confine::Stage::from_code(value >> 32)
+                .map(|stage| Report::SandboxFailed(stage, value as u32 as i32)),
             _ => None,
         }
     }
 }
 
-/// The shim's whole life, in the spawner's forked child; returns its exit code.
-pub(crate) fn run(grace_ms: u64, argv: &[CString]) -> i32 {
+/// The shim's whole life, in the spawner's forked child; returns its exit code. With a
+/// `policy`, the command runs in that sandbox (the shim stays outside).
+pub(crate) fn run(grace_ms: u64, argv: &[CString], policy: Option<&Policy>) -> i32 {
     let Some(program) = argv.first() else {
         return 126;
     };
@@ -97,13 +107,34 @@ pub(crate) fn run(grace_ms: u64, argv: &[CString]) -> i32 {
     let (control, signals) =
         unsafe { (OwnedFd::from_raw_fd(control), OwnedFd::from_raw_fd(signals)) };
 
+    // Everything of the sandbox that allocates is made here, before the command's child
+    // (which shares this memory) exists.
+    let prepared = match policy {
+        None => None,
+        Some(policy) => {
+            let terminal = std::fs::read_link("/proc/self/fd/1").ok();
+            match crate::confine::prepare(policy, terminal) {
+                Ok(prepared) => Some(prepared),
+                Err(stage) => {
+                    report(control.as_fd(), Report::SandboxFailed(stage, 0));
+                    return 126;
+                }
+            }
+        }
+    };
     // SAFETY: single-threaded (nothing else can touch memory the vfork child shares), and
-    // the shim installs no signal handlers that could run in that child.
-    let child = unsafe { spawn_command(program, argv) };
+    // the shim installs no signal handlers that could run in that child; `prepared` lives
+    // until the child exec'd or exited.
+    let child = unsafe { spawn_command(program, argv, prepared.as_ref().map(Prepared::raw)) };
+    drop(prepared);
     match child {
-        Err(errno) => {
+        Err(Failed::Exec(errno)) => {
             report(control.as_fd(), Report::ExecFailed(errno));
             127
+        }
+        Err(Failed::Sandbox(stage, errno)) => {
+            report(control.as_fd(), Report::SandboxFailed(stage, errno));
+            126
         }
         Ok(pid) => {
             report(control.as_fd(), Report::Started(pid as u32));
@@ -207,12 +238,24 @@ unsafe fn block_signals() -> Option<i32> {
 struct Exec {
     program: *const libc::c_char,
     argv: *const *const libc::c_char,
+    /// The sandbox to enter before exec, if any.
+    sandbox: Option<Raw>,
     /// Set by the child if exec failed; read once the child exec'd or exited.
     errno: i32,
+    /// Set by the child if the sandbox failed (a [`Stage`](crate::confine::Stage) code).
+    stage: i64,
 }
 
-/// Starts the command in its own foreground process group; returns its pid, or the errno
-/// of a failed exec.
+/// Why the command did not start.
+enum Failed {
+    /// Exec failed with this errno.
+    Exec(i32),
+    /// The sandbox could not be entered.
+    Sandbox(crate::confine::Stage, i32),
+}
+
+/// Starts the command in its own foreground process group, in `sandbox` if given; returns
+/// its pid, or why it did not start.
 ///
 /// The child shares the shim's memory and the shim waits until it exec'd or exited
 /// (`CLONE_VM | CLONE_VFORK`, as `posix_spawn` does): no page tables are copied and none
@@ -221,14 +264,20 @@ struct Exec {
 /// # Safety
 /// Only in a single-threaded process without signal handlers: the child runs on the
 /// shim's memory until it execs, so no other thread may change that memory and no handler
-/// may run in the child.
-unsafe fn spawn_command(program: &CString, argv: &[CString]) -> Result<i32, i32> {
+/// may run in the child. `sandbox` must point into a `Prepared` alive during the call.
+unsafe fn spawn_command(
+    program: &CString,
+    argv: &[CString],
+    sandbox: Option<Raw>,
+) -> Result<i32, Failed> {
     let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     argv_ptrs.push(std::ptr::null());
     let mut exec = Exec {
         program: program.as_ptr(),
         argv: argv_ptrs.as_ptr(),
+        sandbox,
         errno: 0,
+        stage: 0,
     };
     // The child's stack: execvp puts the path it tries, and for a script without `#!` a
     // new argv, on it.
@@ -245,17 +294,25 @@ unsafe fn spawn_command(program: &CString, argv: &[CString]) -> Result<i32, i32>
         )
     };
     if pid < 0 {
-        return Err(errno());
+        return Err(Failed::Exec(errno()));
     }
     // SAFETY: `exec` is a live local; with CLONE_VFORK, `clone` returned only after the
-    // child exec'd or exited, so nothing writes it any more. The volatile read sees the
-    // child's write, which the compiler cannot know about.
-    let failed = unsafe { std::ptr::read_volatile(&raw const exec.errno) };
-    if failed != 0 {
+    // child exec'd or exited, so nothing writes it any more. The volatile reads see the
+    // child's writes, which the compiler cannot know about.
+    let (failed, stage) = unsafe {
+        (
+            std::ptr::read_volatile(&raw const exec.errno),
+            std::ptr::read_volatile(&raw const exec.stage),
+        )
+    };
+    if failed != 0 || stage != 0 {
         let mut status = 0;
         // SAFETY: waitpid takes a pid and a pointer to a live local `c_int`.
         unsafe { libc::waitpid(pid, &mut status, 0) };
-        return Err(failed);
+        return Err(match crate::confine::Stage::from_code(stage) {
+            Some(stage) => Failed::Sandbox(stage, failed),
+            None => Failed::Exec(failed),
+        });
     }
     Ok(pid)
 }
@@ -277,6 +334,15 @@ extern "C" fn exec_command(arg: *mut libc::c_void) -> libc::c_int {
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        // The sandbox last: the steps above (the terminal's foreground group) are the
+        // shim's doing, not the command's.
+        if let Some(sandbox) = (*exec).sandbox
+            && let Err((stage, errno)) = crate::confine::apply(sandbox)
+        {
+            std::ptr::write_volatile(&raw mut (*exec).errno, errno);
+            std::ptr::write_volatile(&raw mut (*exec).stage, stage as i64);
+            libc::_exit(126)
+        }
         libc::execvp((*exec).program, (*exec).argv);
         std::ptr::write_volatile(&raw mut (*exec).errno, *libc::__errno_location());
         libc::_exit(127)
@@ -537,6 +603,7 @@ mod tests {
             Report::Exited(ExitStatus::Signal(9)),
             Report::ChdirFailed(libc::EACCES),
             Report::ForkFailed(libc::EAGAIN),
+            Report::SandboxFailed(crate::confine::Stage::Restrict, libc::EPERM),
         ] {
             assert_eq!(Report::decode(report.encode()), Some(report));
         }

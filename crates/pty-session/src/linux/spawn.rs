@@ -16,6 +16,7 @@ use tokio::io::{AsyncReadExt, Interest};
 use tokio::net::UnixStream;
 
 use crate::Error;
+use crate::sandbox::Policy;
 use crate::shim::{REPORT_LEN, Report};
 use crate::spawner::{self, Request};
 
@@ -33,6 +34,8 @@ pub(crate) struct SpawnOptions {
     pub(crate) echo: bool,
     /// How long the shim waits after SIGHUP/SIGTERM before SIGKILL.
     pub(crate) grace: Duration,
+    /// The sandbox the command runs in, if any.
+    pub(crate) sandbox: Option<Policy>,
 }
 
 /// A started session's parts, handed to [`Session::start`](crate::session::Session::start).
@@ -99,6 +102,21 @@ pub(crate) async fn spawn(
             Err(cannot(format!("cannot enter {}", cwd.display()), errno))
         }
         Some(Report::ForkFailed(errno)) => Err(cannot("cannot start the shim".into(), errno)),
+        Some(Report::SandboxFailed(stage, errno)) => Err(Error::SandboxUnavailable {
+            sandbox: options
+                .sandbox
+                .as_ref()
+                .map_or("none", |policy| policy.mode.as_str())
+                .to_owned(),
+            missing: match errno {
+                0 => stage.describe().to_owned(),
+                errno => format!(
+                    "{} ({})",
+                    stage.describe(),
+                    io::Error::from_raw_os_error(errno)
+                ),
+            },
+        }),
         Some(Report::Exited(_)) | None => Err(failed(
             "the shim did not report that the command started".to_owned(),
         )),
@@ -117,8 +135,17 @@ fn request(options: &SpawnOptions) -> Result<Request, String> {
             .map(|dir| dir.into_os_string().into_encoded_bytes())
             .unwrap_or_default(),
     };
+    let policy = options.sandbox.as_ref();
     Ok(Request {
         grace_ms: u64::try_from(options.grace.as_millis()).unwrap_or(u64::MAX),
+        sandbox: policy.map_or(0, |policy| crate::confine::mode_code(policy.mode)),
+        network: policy.is_some_and(|policy| policy.network),
+        writable: policy
+            .map(|policy| policy.writable.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .map(|path| string("a writable path", path.as_os_str().as_bytes().to_vec()))
+            .collect::<Result<_, _>>()?,
         cwd: string("the working directory", cwd)?,
         argv: options
             .argv

@@ -55,6 +55,12 @@ pub(crate) struct Request {
     pub(crate) argv: Vec<CString>,
     /// The whole environment, as `NAME=value`.
     pub(crate) env: Vec<CString>,
+    /// The sandbox's mode ([`confine::mode_code`](crate::confine::mode_code); 0: none).
+    pub(crate) sandbox: u8,
+    /// Whether a sandboxed command may use the network.
+    pub(crate) network: bool,
+    /// The paths a `workspace` sandbox may write.
+    pub(crate) writable: Vec<CString>,
 }
 
 impl Request {
@@ -63,8 +69,9 @@ impl Request {
     pub(crate) fn encode(&self) -> Vec<u8> {
         let mut out = vec![0; 4];
         out.extend_from_slice(&self.grace_ms.to_le_bytes());
+        out.extend_from_slice(&[self.sandbox, u8::from(self.network)]);
         put(&mut out, self.cwd.as_bytes());
-        for list in [&self.argv, &self.env] {
+        for list in [&self.argv, &self.env, &self.writable] {
             out.extend_from_slice(&(list.len() as u32).to_le_bytes());
             for item in list {
                 put(&mut out, item.as_bytes());
@@ -79,20 +86,27 @@ impl Request {
     pub(crate) fn decode(body: &[u8]) -> Option<Request> {
         let mut reader = Reader(body);
         let grace_ms = u64::from_le_bytes(reader.take(8)?.try_into().ok()?);
+        let [sandbox, network] = <[u8; 2]>::try_from(reader.take(2)?).ok()?;
+        if sandbox > 2 || network > 1 {
+            return None;
+        }
         let cwd = reader.string()?;
-        let mut lists = [Vec::new(), Vec::new()];
+        let mut lists = [Vec::new(), Vec::new(), Vec::new()];
         for list in &mut lists {
             let n = reader.u32()?;
             for _ in 0..n {
                 list.push(reader.string()?);
             }
         }
-        let [argv, env] = lists;
+        let [argv, env, writable] = lists;
         (reader.0.is_empty() && !argv.is_empty()).then_some(Request {
             grace_ms,
             cwd,
             argv,
             env,
+            sandbox,
+            network: network == 1,
+            writable,
         })
     }
 }
@@ -164,6 +178,8 @@ fn serve() -> i32 {
         libc::prctl(libc::PR_SET_NAME, c"pty-spawner".as_ptr(), 0, 0, 0);
         libc::close_range(3, u32::MAX, 0);
     }
+    // Once here rather than in every shim.
+    crate::confine::warm();
     loop {
         let Ok((taken, spare_end)) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
         else {
@@ -332,7 +348,13 @@ unsafe fn become_shim(request: &Request, slave: i32, control: i32) -> ! {
             );
             libc::_exit(126);
         }
-        libc::_exit(crate::shim::run(request.grace_ms, &request.argv))
+        let policy =
+            crate::confine::policy_from(request.sandbox, request.network, &request.writable);
+        libc::_exit(crate::shim::run(
+            request.grace_ms,
+            &request.argv,
+            policy.as_ref(),
+        ))
     }
 }
 
@@ -351,6 +373,9 @@ mod tests {
             cwd: CString::new("/tmp").unwrap(),
             argv: strings(&["/bin/sh", "-c", "", "printf '%s' é"]),
             env: strings(&["A=1", "EMPTY=", "B=x=y"]),
+            sandbox: 1,
+            network: false,
+            writable: strings(&["/tmp", "/home/me/project"]),
         };
         let encoded = request.encode();
         let length = u32::from_le_bytes(encoded[..4].try_into().unwrap()) as usize;
@@ -365,6 +390,9 @@ mod tests {
             cwd: CString::default(),
             argv: strings(&["cat"]),
             env: Vec::new(),
+            sandbox: 0,
+            network: false,
+            writable: Vec::new(),
         };
         let body = request.encode()[4..].to_vec();
         for cut in 0..body.len() {
@@ -378,8 +406,11 @@ mod tests {
             ..request
         };
         assert_eq!(Request::decode(&no_program.encode()[4..]), None);
+        let mut bad_mode = body.clone();
+        bad_mode[8] = 3;
+        assert_eq!(Request::decode(&bad_mode), None);
         let mut nul = body;
-        let at = nul.len() - 4 - 1; // inside "cat"
+        let at = nul.len() - 4 - 4 - 1; // inside "cat", before the empty writable list
         nul[at] = 0;
         assert_eq!(Request::decode(&nul), None);
     }

@@ -13,5 +13,6 @@ mod listing;
 mod owners;
 mod people;
 mod progress;
+mod sandbox;
 mod screens;
 mod settle;
