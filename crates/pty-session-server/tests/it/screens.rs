@@ -148,7 +148,10 @@ async fn a_screen_frame_redraws_the_cells_in_their_colours() {
     let client = &server.client;
     let (id, _) = open(
         client,
-        json!({"command": "cat screen.bin; exec sleep 600", "cwd": dir, "cols": COLS, "rows": ROWS}),
+        json!({
+            "command": "cat screen.bin; exec sleep 600", "cwd": dir,
+            "cols": COLS, "rows": ROWS, "settle": "none",
+        }),
     )
     .await;
 
