@@ -5,10 +5,11 @@
 //! URI returns one HTML document (xterm.js and the view's script inlined, as a sandboxed
 //! frame loads nothing else) with the MIME type `text/html;profile=mcp-app` and a CSP in
 //! its `_meta` that allows no outside origin. The view follows the session through the
-//! host's bridge: `pty_screen` for what the window shows, `pty_send` with `read: false`
-//! for what the person types, so the agent's unread lines stay unread. It polls less
-//! while the screen stays the same and stops once the session ended or the host tore it
-//! down. A host without MCP Apps ignores all of it.
+//! host's bridge: `pty_screen` with `frame: true` for what the window shows (drawn in its
+//! colours, with the cursor), `pty_send` with `read: false` for what the person types, so
+//! the agent's unread lines stay unread. It polls less while the screen stays the same
+//! and stops once the session ended or the host tore it down. A host without MCP Apps
+//! ignores all of it.
 
 use std::sync::LazyLock;
 

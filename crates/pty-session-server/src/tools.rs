@@ -438,13 +438,26 @@ impl PtyTools {
 
     /// `pty_screen` for `owner`.
     pub fn screen(&self, owner: &Owner, arguments: JsonObject) -> CallToolResult {
-        let id = match wire::parse::<ScreenArgs>(arguments) {
-            Ok(args) => args.id,
+        let (id, drawn) = match wire::parse::<ScreenArgs>(arguments) {
+            Ok(args) => (args.id, args.frame.unwrap_or(false)),
             Err(err) => return reply::error(&err),
         };
-        respond(self.service.screen(owner, &SessionId::new(&id)), |screen| {
-            reply::screen(&id, self.sandbox(owner, &id), &ScreenResult::new(screen))
-        })
+        let session = SessionId::new(&id);
+        let sandbox = self.sandbox(owner, &id);
+        if !drawn {
+            return respond(self.service.screen(owner, &session), |screen| {
+                reply::screen(&id, sandbox, &ScreenResult::new(screen))
+            });
+        }
+        respond(
+            self.service.screen_drawn(owner, &session),
+            |(screen, frame)| {
+                let mut result = ScreenResult::new(screen);
+                // The frame is written from the cells' characters: it is always UTF-8.
+                result.frame = Some(String::from_utf8_lossy(&frame).into_owned());
+                reply::screen(&id, sandbox, &result)
+            },
+        )
     }
 
     /// The sandbox of `owner`'s session `id`, for a reply's status line (`none` once the

@@ -260,6 +260,8 @@ pub struct TailArgs {
 pub struct ScreenArgs {
     /// The sessionId from pty_open.
     pub id: String,
+    /// Also return frame, for terminal viewers (default false).
+    pub frame: Option<bool>,
 }
 
 /// Arguments of `pty_list`: none.
@@ -649,11 +651,15 @@ pub struct ScreenResult {
     pub status: &'static str,
     #[serde(flatten)]
     pub exit: ExitFields,
+    /// With frame true: ANSI bytes that redraw the screen in its colours.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame: Option<String>,
 }
 
 impl ScreenResult {
     pub fn new(screen: Screen) -> ScreenResult {
         ScreenResult {
+            frame: None,
             screen: screen.text(),
             cursor: CursorPosition::of(&screen),
             cols: screen.cols,

@@ -516,6 +516,18 @@ impl PtyService {
         Ok(session.state().screen())
     }
 
+    /// [`screen`](Self::screen), with the bytes that draw it on an empty terminal of its
+    /// size, both taken at the same instant: every cell in its colours and attributes
+    /// (bold, inverse, …), the cursor where the program left it, shown or hidden, and the
+    /// program's key and mouse modes (the alternate screen first, when it is on). For a
+    /// viewer that shows the window in colour rather than as text.
+    pub fn screen_drawn(&self, owner: &Owner, id: &SessionId) -> Result<(Screen, Vec<u8>)> {
+        let session = self.shared.lookup(owner, id)?;
+        let mut state = session.state();
+        let screen = state.screen();
+        Ok((screen, state.screen_frame()))
+    }
+
     /// Kills the session's process tree, waits until it is reaped and the output drained,
     /// and forgets the session. `Ok(false)` if it was already gone or never existed.
     pub async fn close(&self, owner: &Owner, id: &SessionId) -> Result<bool> {

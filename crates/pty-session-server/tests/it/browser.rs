@@ -286,9 +286,10 @@ fn web_test_packages() -> PathBuf {
 /// the SDK example host's CSP and then the extension's restrictive default, the SDK's MCP
 /// client carrying the view's `tools/call`. The handshake fits the SDK's schemas; what a
 /// person types reaches the program and stays the agent's to read; a narrow container
-/// shows every column; an agent's resize re-sends the view's size; an unknown request
-/// gets method-not-found; after `pty_close`, the program's exit or a teardown the view
-/// calls nothing more.
+/// shows every column; a coloured program's first frame has its colours, bold and
+/// inverse in xterm.js's cells; an agent's resize re-sends the view's size; an unknown
+/// request gets method-not-found; after `pty_close`, the program's exit or a teardown the
+/// view calls nothing more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mcp_app_under_the_sdk_host_types_without_reading_and_stops() {
     let dir = scratch("mcp-app");

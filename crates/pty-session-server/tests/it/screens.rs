@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::support::{call, ok, open, scratch, stdio_server, text};
+use crate::support::{DEADLINE, call, ok, open, scratch, stdio_server, text};
 
 #[tokio::test]
 async fn vim_through_mcp_with_keys_and_the_screen() {
@@ -122,4 +122,112 @@ async fn resize_through_mcp() {
     );
     assert_eq!(value["screen"], "$ tput cols\n80\n$");
     assert_eq!(value["cursor"], json!({"row": 2, "col": 2}));
+}
+
+/// `frame: true` adds the bytes that redraw the window: drawn on an empty terminal (vt100,
+/// an emulator other than the server's), they give every cell as the program drew it, in
+/// its colours and attributes, with the cursor and the modes. Without it the result is as
+/// it always was.
+#[tokio::test]
+async fn a_screen_frame_redraws_the_cells_in_their_colours() {
+    const COLS: u16 = 40;
+    const ROWS: u16 = 10;
+    let program = concat!(
+        "\x1b[?1049h\x1b[H\x1b[2J",
+        "\x1b[1;31mbold red\x1b[0m plain \x1b[7minverse\x1b[0m\r\n",
+        "\x1b[38;5;208;48;5;17mindexed\x1b[38;2;1;2;3;48;2;250;251;252m rgb \x1b[0m\r\n",
+        "\x1b[2;3;4mdim italic under\x1b[0m\r\n",
+        "\x1b[92;104mbright\x1b[0m wide 漢字 é\r\n",
+        "\x1b[44m\x1b[K\x1b[0m\r\n",
+        "\x1b[10;1H\x1b[46m status bar in cyan \x1b[0m",
+        "\x1b[?25l\x1b[?1h\x1b[?2004h\x1b[5;7H",
+    );
+    let dir = scratch("screen-frame");
+    std::fs::write(dir.join("screen.bin"), program).unwrap();
+    let server = stdio_server(&[]).await;
+    let client = &server.client;
+    let (id, _) = open(
+        client,
+        json!({
+            "command": "cat screen.bin; exec sleep 600", "cwd": dir,
+            "cols": COLS, "rows": ROWS, "settle": "none",
+        }),
+    )
+    .await;
+
+    let start = std::time::Instant::now();
+    let value = loop {
+        let result = call(client, "pty_screen", json!({"id": id, "frame": true})).await;
+        let value = ok(&result).clone();
+        if value["screen"].as_str().unwrap().contains("status bar") {
+            break value;
+        }
+        assert!(start.elapsed() < DEADLINE, "the program's screen: {value}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    let frame = value["frame"].as_str().expect("a frame").as_bytes();
+
+    let mut drawn = vt100::Parser::new(ROWS, COLS, 0);
+    drawn.process(program.as_bytes());
+    let mut redrawn = vt100::Parser::new(ROWS, COLS, 0);
+    redrawn.process(frame);
+    let (before, after) = (drawn.screen(), redrawn.screen());
+    let shown = |screen: &vt100::Screen, row, col| {
+        let cell = screen.cell(row, col).unwrap();
+        // A cell never written and a written blank look the same.
+        let text = match cell.contents() {
+            "" => " ",
+            text => text,
+        };
+        (
+            text.to_owned(),
+            cell.fgcolor(),
+            cell.bgcolor(),
+            (
+                cell.bold(),
+                cell.dim(),
+                cell.italic(),
+                cell.underline(),
+                cell.inverse(),
+            ),
+        )
+    };
+    for row in 0..ROWS {
+        for col in 0..COLS {
+            assert_eq!(
+                shown(before, row, col),
+                shown(after, row, col),
+                "row {row} column {col}; frame {:?}",
+                String::from_utf8_lossy(frame)
+            );
+        }
+    }
+    // The colours are really there, not the defaults on both sides.
+    assert_eq!(after.cell(0, 0).unwrap().fgcolor(), vt100::Color::Idx(1));
+    assert!(after.cell(0, 0).unwrap().bold());
+    assert_eq!(after.cell(1, 0).unwrap().fgcolor(), vt100::Color::Idx(208));
+    assert_eq!(
+        after.cell(1, 8).unwrap().bgcolor(),
+        vt100::Color::Rgb(250, 251, 252)
+    );
+    assert_eq!(
+        after.cell(4, COLS - 1).unwrap().bgcolor(),
+        vt100::Color::Idx(4)
+    );
+    assert!(after.cell(0, 15).unwrap().inverse());
+    assert_eq!(after.cursor_position(), (4, 6));
+    assert_eq!(after.cursor_position(), before.cursor_position());
+    assert!(after.alternate_screen() && after.hide_cursor());
+    assert!(after.application_cursor() && after.bracketed_paste());
+    assert_eq!(value["cursor"], json!({"row": 4, "col": 6}));
+
+    // Asked for nothing more, pty_screen answers as it always did: no frame.
+    let plain = call(client, "pty_screen", json!({"id": id})).await;
+    let plain = ok(&plain);
+    assert!(plain.get("frame").is_none(), "{plain}");
+    assert_eq!(plain["screen"], value["screen"]);
+    let rejected = call(client, "pty_screen", json!({"id": id, "frame": "yes"})).await;
+    assert_eq!(rejected.is_error, Some(true), "{rejected:?}");
+    call(client, "pty_close", json!({"id": id})).await;
+    let _ = std::fs::remove_dir_all(&dir);
 }

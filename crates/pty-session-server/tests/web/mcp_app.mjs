@@ -325,6 +325,32 @@ assert(exited.includes("exit code 3"), "the view says how it ended", exited);
 assert(afterExit === 0, "no tools/call after the exit", calls.slice(-3));
 await tool("pty_close", { id: third.sessionId });
 
+// A coloured program: the view's first frame has its colours, bold and inverse, in the
+// cells xterm.js holds and in what it renders.
+const coloured = await tool("pty_open", {
+  command: "printf '\\033[31mred\\033[0m \\033[1;7mbold inverse\\033[0m \\033[38;5;208;44morange on blue\\033[0m\\n'; exec cat",
+});
+// A page tall enough that this fourth view is in sight: xterm.js renders nothing out of it.
+await page("Emulation.setDeviceMetricsOverride", { width: 1400, height: 1800, deviceScaleFactor: 1, mobile: false });
+await mount(3, "colours", coloured.sessionId, 900, 400);
+await waitFor("the coloured line in the view", () => inView(3, `${screenText}.includes('orange on blue')`)).catch(async (err) => {
+  console.error("the view at the timeout:", JSON.stringify(calls.filter((c) => c.view === "colours").slice(-2)),
+    JSON.stringify(await inView(3, `${screenText} + '|' + ${stateText}`)), JSON.stringify(await tool("pty_screen", { id: coloured.sessionId, frame: true })));
+  throw err;
+});
+const cells = await inView(3, `(() => { const { cell } = window.ptySessionView;
+  return { red: cell(0, 0), space: cell(0, 3), bold: cell(0, 4), orange: cell(0, 17),
+    rendered: [...document.querySelectorAll('.xterm-rows span')].filter((s) => s.classList.contains('xterm-fg-1')).map((s) => s.textContent).join('') }; })()`);
+const viewScreens = calls.filter((c) => c.view === "colours" && c.name === "pty_screen");
+step("coloured first frame", { cells, screenCalls: viewScreens.length });
+assert(viewScreens.every((c) => c.arguments.frame === true), "the view asks for the frame", viewScreens);
+assert(cells.red?.chars === "r" && cells.red.fgPalette && cells.red.fg === 1 && !cells.red.bold, "red is red", cells);
+assert(!cells.space.fgPalette && !cells.space.bold && !cells.space.inverse, "plain between", cells);
+assert(cells.bold?.chars === "b" && cells.bold.bold && cells.bold.inverse, "bold and inverse", cells);
+assert(cells.orange?.chars === "o" && cells.orange.fg === 208 && cells.orange.bgPalette && cells.orange.bg === 4, "orange on blue", cells);
+assert(cells.rendered === "red", "rendered in red", cells);
+await tool("pty_close", { id: coloured.sessionId });
+
 // The idle schedule, a pure function of the view: 0.5 s while the screen changes, twice
 // as long after each unchanged look, at most 2 s.
 const schedule = await inView(1, `(() => { const { nextDelay } = window.ptySessionView; let d = 500; const out = [];

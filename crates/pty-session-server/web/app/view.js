@@ -1,8 +1,8 @@
 // The MCP App view of a session: rendered by the chat host beside a pty_open or
 // pty_screen result, it follows the session through the host bridge (JSON-RPC over
-// postMessage): pty_screen for what the window shows, pty_send with read false when the
-// person types. It never reads the agent's lines: it never calls pty_tail, and its sends
-// leave the session's read cursor where it was.
+// postMessage): pty_screen with frame true for what the window shows (in its colours),
+// pty_send with read false when the person types. It never reads the agent's lines: it
+// never calls pty_tail, and its sends leave the session's read cursor where it was.
 "use strict";
 (() => {
   const PROTOCOL_VERSION = "2026-01-26";
@@ -176,12 +176,14 @@
     if (term.cols !== screen.cols || term.rows !== screen.rows) {
       term.resize(screen.cols, screen.rows);
       fit();
+      last = ""; // drawn again at the new size
     }
-    const frame = JSON.stringify([screen.screen, screen.cursor]);
-    if (frame === last) return false;
-    last = frame;
-    const rows = screen.screen.split("\n").map((line, i) => `\x1b[${i + 1};1H${line}`).join("");
-    term.write(`\x1b[H\x1b[2J${rows}\x1b[${screen.cursor.row + 1};${screen.cursor.col + 1}H`);
+    // The frame redraws every cell in its colours, the cursor and the program's modes, on
+    // an empty terminal: a full reset (ESC c) first undoes what the last frame set (the
+    // alternate screen, hidden cursor, key and mouse modes).
+    if (screen.frame === last) return false;
+    last = screen.frame;
+    term.write(`\x1bc${screen.frame}`);
     return true;
   }
 
@@ -206,7 +208,7 @@
     busy = true;
     let changed = false;
     try {
-      const screen = await call("pty_screen", { id: sessionId });
+      const screen = await call("pty_screen", { id: sessionId, frame: true });
       if (stopped) return;
       changed = draw(screen);
       if (screen.status === "exited") {
@@ -238,8 +240,18 @@
     if (!document.hidden && !timer && !busy) schedule(0);
   });
 
-  // For tests: the pure schedule.
-  window.ptySessionView = { nextDelay, FAST_MS, SLOW_MS };
+  // For tests: the pure schedule, and a cell of the terminal as xterm.js holds it.
+  function cell(row, col) {
+    const buffer = term?.buffer.active;
+    const at = buffer?.getLine(buffer.viewportY + row)?.getCell(col);
+    if (!at) return null;
+    return {
+      chars: at.getChars(), fg: at.getFgColor(), bg: at.getBgColor(),
+      fgPalette: Boolean(at.isFgPalette()), bgPalette: Boolean(at.isBgPalette()),
+      bold: Boolean(at.isBold()), inverse: Boolean(at.isInverse()),
+    };
+  }
+  window.ptySessionView = { nextDelay, FAST_MS, SLOW_MS, cell };
 
   request("ui/initialize", {
     protocolVersion: PROTOCOL_VERSION,
