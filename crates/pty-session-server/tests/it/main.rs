@@ -20,3 +20,4 @@ mod robustness;
 mod schema;
 mod screens;
 mod support;
+mod terminal_waits;

@@ -15,3 +15,4 @@ mod people;
 mod progress;
 mod screens;
 mod settle;
+mod terminal_waits;
