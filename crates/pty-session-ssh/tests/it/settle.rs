@@ -271,3 +271,45 @@ async fn ssh_without_a_prompt_shape_ends_on_quiet() {
     );
     pty.shutdown().await;
 }
+
+/// The cost of settling by the prompt against `until` on the same command: a measurement
+/// for the benchmark report, not a check (`--ignored --nocapture`).
+#[tokio::test]
+#[ignore = "a measurement: run with --ignored --nocapture"]
+async fn measure_round_trips_settled_by_prompt_and_by_until() {
+    let sshd = Sshd::start().await;
+    let (pty, owner) = (service(), Owner::new("t"));
+    let opened = ssh_shell(&sshd, &pty, &owner).await;
+    let rounds = 40;
+    let (mut by_prompt, mut by_until) = (Vec::new(), Vec::new());
+    for round in 0..rounds * 2 {
+        let mut request = SendRequest::new("echo hi").timeout_ms(20_000);
+        if round % 2 == 1 {
+            request = request.until(r"\$ $");
+        }
+        let start = Instant::now();
+        let sent = pty.send(&owner, &opened.session_id, request).await.unwrap();
+        let took = start.elapsed();
+        let want = if round % 2 == 1 {
+            SettleReason::Match
+        } else {
+            SettleReason::Prompt
+        };
+        assert_eq!(sent.settled_by, want, "{}", shows(&sent, start));
+        if round % 2 == 1 {
+            by_until.push(took);
+        } else {
+            by_prompt.push(took);
+        }
+    }
+    let p50 = |samples: &mut Vec<std::time::Duration>| {
+        samples.sort();
+        samples[samples.len() / 2].as_secs_f64() * 1000.0
+    };
+    eprintln!(
+        "ssh `echo hi` round trip, {rounds} each: settled by prompt p50 {:.2} ms; by until p50 {:.2} ms",
+        p50(&mut by_prompt),
+        p50(&mut by_until)
+    );
+    pty.shutdown().await;
+}
