@@ -12,10 +12,13 @@
 //! The state must hold before it counts, because one look at `/proc` reads the tasks one
 //! after another, and a task can wake and sleep again between looks: for
 //! [`CONFIRM_STILL`] if no task of the group ran in between (their `schedstat` run counts
-//! unchanged), otherwise for [`CONFIRM`]. A group that waits on the terminal and on
-//! something else at once (the `ssh` client), or whose records cannot be read, can only be
-//! told by quiet. Sampling is close (yielding between looks) right after a change, every
-//! [`FINE`] for a while after that, then every [`TICK`].
+//! unchanged), otherwise for [`CONFIRM`]. A wait on the terminal with a timer of a second
+//! or less is not input wait until the timer fired (a loop of such waits without output
+//! ends on quiet). A group that waits on the terminal and on an outside source at once
+//! (the `ssh` client) ends when its prompt comes back ([`crate::prompt`]), or on quiet
+//! where no prompt shape is known; one whose records cannot be read, or that waits on a
+//! working member, can only be told by quiet. Sampling is close (yielding between looks)
+//! right after a change, every [`FINE`] for a while after that, then every [`TICK`].
 
 use std::time::{Duration, Instant};
 
