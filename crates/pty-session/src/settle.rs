@@ -406,6 +406,9 @@ pub(crate) struct Settler {
     /// When the short timer of the wait last seen has surely fired (see
     /// [`GroupLook::Soon`]): a wait with a short timer seen after that is a new one.
     soon_fires: Option<Instant>,
+    /// The longest short timer seen since the output count was `.1`: only a loop of
+    /// timers well inside the quiet period counts as polling.
+    soon_longest: (Duration, u64),
     /// Since when the group has waited for input, and the output count and run count then.
     candidate: Option<(Instant, u64, u64)>,
     /// When the state last changed.
@@ -432,6 +435,7 @@ impl Settler {
             remote: false,
             prompt_known: false,
             soon_fires: None,
+            soon_longest: (Duration::ZERO, 0),
             candidate: None,
             last_change: now,
             spinning_since: None,
@@ -498,10 +502,17 @@ impl Settler {
             self.remote = group == GroupLook::Remote;
             if let GroupLook::Soon(within) = group {
                 // Not input wait until the timer fired. A short-timer wait seen after the
-                // last one surely fired is a new one: a program that loops on short
-                // timers and has printed nothing for the quiet period is quiet.
+                // last one surely fired is a new one: a program that loops on timers of
+                // at most half the quiet period and has printed nothing for the quiet
+                // period polls, and is quiet. (A longer timer may be an await that wakes
+                // a little early and sleeps a millisecond more, as node's does.)
+                if self.soon_longest.1 != seen.output_seq {
+                    self.soon_longest = (Duration::ZERO, seen.output_seq);
+                }
+                self.soon_longest.0 = self.soon_longest.0.max(within);
                 let fired = self.soon_fires.is_some_and(|at| now >= at);
-                if fired && !self.until && now >= quiet_at {
+                let polls = self.soon_longest.0 * 2 <= self.quiet;
+                if fired && polls && !self.until && now >= quiet_at {
                     return Next::Done(SettleReason::Quiet);
                 }
                 if fired || self.soon_fires.is_none() {
@@ -926,6 +937,27 @@ mod tests {
         let (reason, at, _) = play(&world, SettleOptions::default());
         assert_eq!(reason, SettleReason::Input);
         assert!(at > ms(995), "{at:?}");
+    }
+
+    #[test]
+    fn a_timer_that_wakes_early_and_sleeps_again_is_waited_out() {
+        // node's event loop wakes a millisecond before its timer is due (its clock counts
+        // whole milliseconds) and sleeps once more: no loop, the value comes.
+        let mut world = World::new(|t| {
+            if t < ms(15) {
+                GroupLook::Soon(ms(15))
+            } else if t < ms(996) {
+                GroupLook::Soon(ms(980))
+            } else if t < ms(998) {
+                GroupLook::Soon(ms(1))
+            } else {
+                input(t)
+            }
+        });
+        world.outputs = vec![ms(1), ms(998)];
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Input);
+        assert!(at > ms(998), "{at:?}");
     }
 
     #[test]
