@@ -77,8 +77,9 @@ impl PtyTools {
     /// Start a command on its own terminal (shell, REPL, debugger, ssh, database console,
     /// or a full-screen program like vim) and return once its output settled, with a
     /// sessionId for the other tools; the process keeps running.
-    /// A wait ends at the first of: exit; the program waits for input (e.g. at a prompt);
-    /// a line matches `until`; `timeoutMs` (default 5000). settledBy says which.
+    /// A wait ends at the first of: exit; the program waits for input (e.g. at a prompt),
+    /// or over ssh its prompt came back; a line matches `until`; `timeoutMs` (default
+    /// 5000). settledBy says which.
     /// Each output line is delivered once across open, send and tail. `pending` is the
     /// unfinished last line, e.g. a prompt (">>> ", "Password: "): what the program waits
     /// at. Close sessions you no longer need with pty_close.
@@ -100,8 +101,8 @@ impl PtyTools {
         Ok(self.stopping.run(&cancel, call).await)
     }
 
-    /// Type into a session and return once the output settled: exit, an input wait, an
-    /// `until` match, or `timeoutMs` (default 5000).
+    /// Type into a session and return once the output settled: exit, an input wait (or
+    /// over ssh the prompt back), an `until` match, or `timeoutMs` (default 5000).
     /// `data` is written exactly, then Enter unless submit is false; "\u0003" is Ctrl-C.
     /// `keys` presses named keys instead: ["C-c"], ["Escape", ":wq", "Enter"], ["Up"] (no
     /// Enter unless submit). `cols`/`rows` resize first; data "" with submit false only

@@ -148,9 +148,10 @@ macro_rules! with_settle_fields {
         $(#[$meta])*
         pub struct $name {
             $($fields)*
-            /// "auto" (default): return at exit, an input wait, an `until` match or the
-            /// timeout; "quiet": ignore input waits, return after quietMs without output
-            /// (for programs that read input while busy); "none": return after the write.
+            /// "auto" (default): return at exit, an input wait (over ssh: the prompt back),
+            /// an `until` match or the timeout; "quiet": ignore input waits, return after
+            /// quietMs without output (for programs that read input while busy); "none":
+            /// return after the write.
             pub settle: Option<SettleMode>,
             /// A regex: also return when a new line or the pending line matches it (e.g.
             /// "\\(gdb\\) $").
@@ -444,7 +445,7 @@ pub struct OpenResult {
     /// Lines cut to maxBytes.
     pub cut_lines: usize,
     /// What ended the wait.
-    #[schemars(extend("enum" = ["exit", "input", "match", "quiet", "timeout", "none"]))]
+    #[schemars(extend("enum" = ["exit", "input", "prompt", "match", "quiet", "timeout", "none"]))]
     pub settled_by: &'static str,
     /// True while a full-screen program has the alternate screen on.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -502,7 +503,7 @@ pub struct SendResult {
     /// Lines cut to maxBytes.
     pub cut_lines: usize,
     /// What ended the wait.
-    #[schemars(extend("enum" = ["exit", "input", "match", "quiet", "timeout", "none"]))]
+    #[schemars(extend("enum" = ["exit", "input", "prompt", "match", "quiet", "timeout", "none"]))]
     pub settled_by: &'static str,
     /// True while a full-screen program has the alternate screen on.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -566,7 +567,7 @@ pub struct TailResult {
     pub line_end: u64,
     /// What ended the wait, if it waited.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("enum" = ["exit", "input", "match", "quiet", "timeout", "none"]))]
+    #[schemars(extend("enum" = ["exit", "input", "prompt", "match", "quiet", "timeout", "none"]))]
     pub settled_by: Option<&'static str>,
     /// True while a full-screen program has the alternate screen on.
     #[serde(default, skip_serializing_if = "is_false")]

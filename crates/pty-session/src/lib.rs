@@ -95,6 +95,7 @@ pub mod nofile;
 mod owner;
 mod plain;
 mod progress;
+mod prompt;
 mod record;
 mod render;
 mod request;
@@ -144,12 +145,15 @@ pub mod bench {
             }
         }
 
-        /// One look: `"input"`, `"working"`, `"cannot tell"`, or `"gone"`.
+        /// One look: `"input"`, `"soon"` (input wait with a short timer), `"working"`,
+        /// `"remote"` (the terminal and an outside source), `"cannot tell"`, or `"gone"`.
         pub fn look(&mut self) -> &'static str {
             match self.probe.sample(&self.members).map(|s| s.verdict) {
                 Some(crate::blocked::Verdict::Input) => "input",
                 Some(crate::blocked::Verdict::Working) => "working",
                 Some(crate::blocked::Verdict::CannotTell) => "cannot tell",
+                Some(crate::blocked::Verdict::Soon(_)) => "soon",
+                Some(crate::blocked::Verdict::Remote) => "remote",
                 None => "gone",
             }
         }

@@ -43,6 +43,9 @@ pub enum SettleReason {
     Exit,
     /// The foreground processes wait for input and no output is coming.
     Input,
+    /// The session waits on the terminal and an outside source (an `ssh` client), and
+    /// its prompt came back: a pending line of the prompt's shape stayed unchanged.
+    Prompt,
     /// A new line or the pending line matched `until`.
     Match,
     /// No output for `quiet_ms`.
@@ -59,6 +62,7 @@ impl SettleReason {
         match self {
             SettleReason::Exit => "exit",
             SettleReason::Input => "input",
+            SettleReason::Prompt => "prompt",
             SettleReason::Match => "match",
             SettleReason::Quiet => "quiet",
             SettleReason::Timeout => "timeout",

@@ -341,7 +341,7 @@ impl PtyService {
         drop(reservation);
         tracing::debug!(session = %id, owner = %owner, pid = session.pid, "opened");
 
-        let base = Baseline::now(&session);
+        let base = Baseline::at_open(&session);
         let progress = request.settle.progress.as_ref();
         let settled = settle::settle(&session, &plan, base, session.probe(), Some(cancel));
         match progress::watch(&session, progress, start, settled).await {
@@ -431,11 +431,8 @@ impl PtyService {
         }
         // The copy is overwritten however the call ends, like the request's own data.
         let bytes = zeroize::Zeroizing::new(bytes);
-        let base = Baseline::now(&session);
+        let base = Baseline::before_send(&session, bytes.last() == Some(&b'\r'));
         let mut probe = session.probe();
-        // A lone Escape at the end: the program may wait a moment for the rest of a key's
-        // sequence before it acts on it (vim leaves insert mode only then).
-        probe.after_escape(bytes.last() == Some(&0x1b));
         session.mark_write(&mut probe);
         let written = tokio::select! {
             written = write_all(&session.master, &bytes, plan.deadline()) => written,

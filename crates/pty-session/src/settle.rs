@@ -12,10 +12,13 @@
 //! The state must hold before it counts, because one look at `/proc` reads the tasks one
 //! after another, and a task can wake and sleep again between looks: for
 //! [`CONFIRM_STILL`] if no task of the group ran in between (their `schedstat` run counts
-//! unchanged), otherwise for [`CONFIRM`]. A group that waits on the terminal and on
-//! something else at once (the `ssh` client), or whose records cannot be read, can only be
-//! told by quiet. Sampling is close (yielding between looks) right after a change, every
-//! [`FINE`] for a while after that, then every [`TICK`].
+//! unchanged), otherwise for [`CONFIRM`]. A wait on the terminal with a timer of a second
+//! or less is not input wait until the timer fired (a loop of such waits without output
+//! ends on quiet). A group that waits on the terminal and on an outside source at once
+//! (the `ssh` client) ends when its prompt comes back ([`crate::prompt`]), or on quiet
+//! where no prompt shape is known; one whose records cannot be read, or that waits on a
+//! working member, can only be told by quiet. Sampling is close (yielding between looks)
+//! right after a change, every [`FINE`] for a while after that, then every [`TICK`].
 
 use std::time::{Duration, Instant};
 
@@ -24,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::blocked::Verdict;
 use crate::procfs::{GroupProbe, GroupSample, Lookup};
+use crate::prompt::PromptShape;
 use crate::request::{SettleOptions, limits};
 use crate::session::Session;
 use crate::timer::FineTimer;
@@ -59,6 +63,13 @@ const NO_WAKE: Duration = Duration::from_millis(150);
 const EXIT_DRAIN: Duration = Duration::from_millis(20);
 /// How often the members of the foreground group are looked up again.
 const RESCAN: Duration = Duration::from_millis(50);
+/// How late a task's timer may fire after its timeout (the kernel's timer slack is 50 µs
+/// for ordinary tasks), with a margin.
+const TIMER_SLACK: Duration = Duration::from_millis(1);
+/// How long a prompt must stay unchanged, with no output, before a remote session's
+/// settle ends on it: a shell prints its prompt in one write, and a line that goes on
+/// after a pause this long was not a prompt.
+const PROMPT_HOLD: Duration = Duration::from_millis(50);
 
 /// A settle's options, checked.
 pub(crate) struct Plan {
@@ -115,15 +126,39 @@ pub(crate) struct Baseline {
     line_mark: u64,
     /// `None` for a tail: the pending line as it is counts for `until`.
     output_seq: Option<u64>,
+    /// The shape of the prompt whose return ends the settle where waits cannot be seen;
+    /// `None`: no shape is known, quiet ends it.
+    prompt: Option<PromptShape>,
+    /// The prompt counts only after a line completed since (the command's echo): a send.
+    prompt_after_line: bool,
 }
 
 impl Baseline {
-    /// Taken right before a send writes (and for a new session, at the start).
-    pub(crate) fn now(session: &Session) -> Baseline {
+    /// Taken for a new session, at the start: any line ending as prompts end is one.
+    pub(crate) fn at_open(session: &Session) -> Baseline {
         let state = session.state();
         Baseline {
             line_mark: state.scrollback.line_end(),
             output_seq: Some(state.output_seq),
+            prompt: Some(PromptShape::any()),
+            prompt_after_line: false,
+        }
+    }
+
+    /// Taken right before a send writes. `submits`: the write ends with Enter, so a
+    /// prompt pending now (not on a full screen) gives the shape of the one to come back.
+    pub(crate) fn before_send(session: &Session, submits: bool) -> Baseline {
+        let state = session.state();
+        let prompt = if submits && !state.renderer.alt_screen() {
+            PromptShape::learn(&state.renderer.pending())
+        } else {
+            None
+        };
+        Baseline {
+            line_mark: state.scrollback.line_end(),
+            output_seq: Some(state.output_seq),
+            prompt,
+            prompt_after_line: true,
         }
     }
 
@@ -133,6 +168,8 @@ impl Baseline {
         Baseline {
             line_mark: session.state().scrollback.cursor(),
             output_seq: None,
+            prompt: None,
+            prompt_after_line: false,
         }
     }
 }
@@ -173,6 +210,17 @@ pub(crate) async fn settle(
                 checked = state.scrollback.line_end();
                 matched
             });
+            // A full screen has no prompt line: quiet ends the settle there.
+            settler.prompt_known = base.prompt.is_some() && !state.renderer.alt_screen();
+            // The prompt has come back: a pending line of its shape, after the command's
+            // output (a line completed since a send: its echo at least).
+            let prompt = settler.wants_prompt()
+                && base.output_seq != Some(state.output_seq)
+                && (!base.prompt_after_line || state.scrollback.line_end() > base.line_mark)
+                && base
+                    .prompt
+                    .as_ref()
+                    .is_some_and(|shape| shape.matches(&state.renderer.pending()));
             Seen {
                 now,
                 changed,
@@ -180,6 +228,7 @@ pub(crate) async fn settle(
                 last_output: state.last_output,
                 exit: state.exit.map(|_| state.eof),
                 matched,
+                prompt,
                 group: None,
                 last_write: None,
             }
@@ -247,6 +296,8 @@ fn look(session: &Session, probe: &mut GroupProbe, lookup: Lookup) -> GroupLook 
     match verdict {
         Verdict::Working => GroupLook::Working,
         Verdict::CannotTell => GroupLook::CannotTell,
+        Verdict::Remote => GroupLook::Remote,
+        Verdict::Soon(within) => GroupLook::Soon(within),
         // Output unread by the service, or input unread by the program (not scheduled
         // yet, or not even handed the input): about to run, not waiting.
         Verdict::Input
@@ -269,9 +320,15 @@ fn look(session: &Session, probe: &mut GroupProbe, lookup: Lookup) -> GroupLook 
 pub(crate) enum GroupLook {
     /// It works (or is gone, or about to read what is waiting for it).
     Working,
-    /// Only quiet can tell: it waits on the terminal and on something else at once, or
-    /// its records cannot be read.
+    /// Only quiet can tell: it waits on the terminal and on another member that works,
+    /// or its records cannot be read.
     CannotTell,
+    /// It waits on the terminal and on an outside source at once (the `ssh` client): the
+    /// prompt coming back tells, where its shape is known; otherwise quiet.
+    Remote,
+    /// It waits for the person, but a wait on the terminal has a timer that fires within
+    /// this time, and the program acts then by itself.
+    Soon(Duration),
     /// It waits for the person at the terminal.
     Input {
         /// Its tasks' summed run counts: equal at two looks, none of them ran between.
@@ -296,6 +353,9 @@ pub(crate) struct Seen {
     pub(crate) exit: Option<bool>,
     /// A new line or the pending line matched `until`.
     pub(crate) matched: bool,
+    /// The pending line is a prompt of the settle's shape that came after the command's
+    /// output (looked at only when [`Settler::wants_prompt`]).
+    pub(crate) prompt: bool,
     /// The look at the foreground group, when [`Settler::wants_look`] asked for one.
     pub(crate) group: Option<GroupLook>,
     /// When the last write into the terminal completed (with a look).
@@ -338,6 +398,17 @@ pub(crate) struct Settler {
     deadline: Instant,
     /// The latest look said only quiet can tell.
     cannot_tell: bool,
+    /// The latest look said the group waits on the terminal and an outside source.
+    remote: bool,
+    /// A prompt shape is known for this settle: where the group is remote, the prompt
+    /// coming back ends it, not quiet.
+    pub(crate) prompt_known: bool,
+    /// When the short timer of the wait last seen has surely fired (see
+    /// [`GroupLook::Soon`]): a wait with a short timer seen after that is a new one.
+    soon_fires: Option<Instant>,
+    /// The longest short timer seen since the output count was `.1`: only a loop of
+    /// timers well inside the quiet period counts as polling.
+    soon_longest: (Duration, u64),
     /// Since when the group has waited for input, and the output count and run count then.
     candidate: Option<(Instant, u64, u64)>,
     /// When the state last changed.
@@ -361,6 +432,10 @@ impl Settler {
             start: plan.start,
             deadline: plan.deadline,
             cannot_tell: false,
+            remote: false,
+            prompt_known: false,
+            soon_fires: None,
+            soon_longest: (Duration::ZERO, 0),
             candidate: None,
             last_change: now,
             spinning_since: None,
@@ -389,6 +464,18 @@ impl Settler {
         }
     }
 
+    /// Whether this step needs to know if the prompt came back ([`Seen::prompt`]): the
+    /// group waits on the terminal and an outside source, and a shape is known.
+    pub(crate) fn wants_prompt(&self) -> bool {
+        self.remote && self.prompt_rules()
+    }
+
+    /// Whether the prompt's return ends this settle where the group is remote: a shape is
+    /// known and the caller gave no `until` (which wins).
+    fn prompt_rules(&self) -> bool {
+        self.prompt_known && !self.until && !self.quiet_always
+    }
+
     /// The state changed at `now` (seen by the driver while it slept).
     pub(crate) fn output_seen(&mut self, now: Instant) {
         self.last_change = now;
@@ -409,14 +496,41 @@ impl Settler {
             return Next::Done(SettleReason::Match);
         }
         let exited = seen.exit.is_some();
+        let quiet_at = seen.last_output.max(self.start) + self.quiet;
         if let Some(group) = seen.group {
             self.cannot_tell = group == GroupLook::CannotTell;
+            self.remote = group == GroupLook::Remote;
+            if let GroupLook::Soon(within) = group {
+                // Not input wait until the timer fired. A short-timer wait seen after the
+                // last one surely fired is a new one: a program that loops on timers of
+                // at most half the quiet period and has printed nothing for the quiet
+                // period polls, and is quiet. (A longer timer may be an await that wakes
+                // a little early and sleeps a millisecond more, as node's does.)
+                if self.soon_longest.1 != seen.output_seq {
+                    self.soon_longest = (Duration::ZERO, seen.output_seq);
+                }
+                self.soon_longest.0 = self.soon_longest.0.max(within);
+                let fired = self.soon_fires.is_some_and(|at| now >= at);
+                let polls = self.soon_longest.0 * 2 <= self.quiet;
+                if fired && polls && !self.until && now >= quiet_at {
+                    return Next::Done(SettleReason::Quiet);
+                }
+                if fired || self.soon_fires.is_none() {
+                    self.soon_fires = Some(now + within + TIMER_SLACK);
+                }
+            }
             if self.input_confirmed(seen, group) {
                 return Next::Done(SettleReason::Input);
             }
         }
-        let quiet_ends = self.quiet_always || (self.cannot_tell && !self.until);
-        let quiet_at = seen.last_output.max(self.start) + self.quiet;
+        let prompt_waits = self.remote && self.prompt_rules();
+        let prompt_at = seen.last_output + PROMPT_HOLD;
+        if prompt_waits && seen.prompt && now >= prompt_at {
+            return Next::Done(SettleReason::Prompt);
+        }
+        let quiet_ends = self.quiet_always
+            || (self.cannot_tell && !self.until)
+            || (self.remote && !self.until && !prompt_waits);
         if quiet_ends && now >= quiet_at {
             return Next::Done(SettleReason::Quiet);
         }
@@ -430,6 +544,9 @@ impl Settler {
         }
         if exited {
             at = at.min(seen.last_output + EXIT_DRAIN);
+        }
+        if prompt_waits && seen.prompt {
+            at = at.min(prompt_at);
         }
         let mut wake = Wake {
             spin: false,
@@ -509,6 +626,9 @@ mod tests {
         matched: Option<Duration>,
         /// When something was last written into the terminal.
         write: Option<Duration>,
+        /// A prompt shape is known for the settle, and since when the prompt is back.
+        prompt_known: bool,
+        prompt: Option<Duration>,
         /// The foreground group at a look.
         group: Box<dyn Fn(Duration) -> GroupLook>,
     }
@@ -520,6 +640,8 @@ mod tests {
                 exit: None,
                 matched: None,
                 write: None,
+                prompt_known: false,
+                prompt: None,
                 group: Box::new(group),
             }
         }
@@ -557,6 +679,7 @@ mod tests {
         let t0 = Instant::now();
         let plan = Plan::new(&options, t0).unwrap();
         let mut settler = Settler::new(&plan, true, t0);
+        settler.prompt_known = world.prompt_known;
         let mut t = Duration::ZERO;
         let mut seen_outputs = 0;
         let mut looks = 0;
@@ -570,6 +693,7 @@ mod tests {
                 last_output: t0 + last_output,
                 exit: world.exit.filter(|&(at, _)| at <= t).map(|(_, eof)| eof),
                 matched: world.matched.is_some_and(|at| at <= t),
+                prompt: settler.wants_prompt() && world.prompt.is_some_and(|at| at <= t),
                 group: None,
                 last_write: None,
             };
@@ -771,6 +895,170 @@ mod tests {
         assert!(looks > 900, "{looks} looks in a second");
     }
 
+    /// A group that waits on the terminal with a short timer until `fires`, then (after
+    /// its output) for the person.
+    fn soon_until(fires: Duration, within: Duration) -> impl Fn(Duration) -> GroupLook {
+        move |t| {
+            if t < fires {
+                GroupLook::Soon(within)
+            } else {
+                input(t)
+            }
+        }
+    }
+
+    #[test]
+    fn a_short_timer_on_the_terminal_is_not_input_wait_until_it_fired() {
+        // node, `await` of a 1 s timer: its REPL waits on the terminal with a timeout
+        // that ends when the timer fires, then prints the value and its prompt.
+        for fires in [ms(1000), ms(300), ms(15)] {
+            let mut world = World::new(soon_until(fires, fires));
+            world.outputs = vec![ms(1), fires];
+            let (reason, at, _) = play(&world, SettleOptions::default());
+            assert_eq!(reason, SettleReason::Input, "{fires:?}");
+            assert!(at > fires && at < fires + ms(2), "{fires:?}: {at:?}");
+        }
+    }
+
+    #[test]
+    fn a_short_timer_after_another_is_waited_out_too() {
+        // node after the evaluation: a 15 ms timer, then the 980 ms one of the await, and
+        // no output until it fires; the default quiet period passes meanwhile.
+        let mut world = World::new(|t| {
+            if t < ms(15) {
+                GroupLook::Soon(ms(15))
+            } else if t < ms(995) {
+                GroupLook::Soon(ms(980))
+            } else {
+                input(t)
+            }
+        });
+        world.outputs = vec![ms(1), ms(995)];
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Input);
+        assert!(at > ms(995), "{at:?}");
+    }
+
+    #[test]
+    fn a_timer_that_wakes_early_and_sleeps_again_is_waited_out() {
+        // node's event loop wakes a millisecond before its timer is due (its clock counts
+        // whole milliseconds) and sleeps once more: no loop, the value comes.
+        let mut world = World::new(|t| {
+            if t < ms(15) {
+                GroupLook::Soon(ms(15))
+            } else if t < ms(996) {
+                GroupLook::Soon(ms(980))
+            } else if t < ms(998) {
+                GroupLook::Soon(ms(1))
+            } else {
+                input(t)
+            }
+        });
+        world.outputs = vec![ms(1), ms(998)];
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Input);
+        assert!(at > ms(998), "{at:?}");
+    }
+
+    #[test]
+    fn an_exit_after_a_short_timer_settles_by_exit() {
+        // node's `.exit`: a 14 ms timer, its exit, the exit report.
+        let mut world = World::new(|t| {
+            if t < ms(14) {
+                GroupLook::Soon(ms(14))
+            } else {
+                GroupLook::Working
+            }
+        });
+        world.outputs = vec![ms(1)];
+        world.exit = Some((ms(25), true));
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!((reason, at), (SettleReason::Exit, ms(25)));
+    }
+
+    #[test]
+    fn a_loop_of_short_timers_without_output_ends_by_quiet() {
+        // A program that polls the terminal every 50 ms for ever, printing nothing.
+        let mut world = World::new(|_| GroupLook::Soon(ms(50)));
+        world.outputs = vec![ms(1)];
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Quiet);
+        assert!(at >= ms(301) && at < ms(360), "{at:?}");
+        // With `until` it waits for the match.
+        let options = SettleOptions {
+            until: Some("never".into()),
+            ..options(Settle::Auto, 300, 2000)
+        };
+        let (reason, _, _) = play(&world, options);
+        assert_eq!(reason, SettleReason::Timeout);
+    }
+
+    /// ssh: the client waits on the terminal and its socket.
+    fn remote(_: Duration) -> GroupLook {
+        GroupLook::Remote
+    }
+
+    #[test]
+    fn a_remote_session_settles_when_its_prompt_comes_back() {
+        // `for i in 1 2 3; do echo $i; sleep 0.5; done` over ssh: lines with pauses
+        // longer than the quiet period, then the prompt.
+        let mut world = World::new(remote);
+        world.prompt_known = true;
+        world.outputs = vec![ms(1), ms(2), ms(502), ms(1002), ms(1503)];
+        world.prompt = Some(ms(1503));
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Prompt);
+        assert!(at >= ms(1503) + PROMPT_HOLD && at < ms(1556), "{at:?}");
+    }
+
+    #[test]
+    fn a_prompt_must_stay_unchanged_for_a_moment() {
+        // A line of the prompt's shape that goes on 20 ms later was not the prompt.
+        let mut world = World::new(remote);
+        world.prompt_known = true;
+        world.outputs = vec![ms(1), ms(100), ms(120), ms(400)];
+        world.prompt = Some(ms(400));
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Prompt);
+        assert!(at >= ms(450), "{at:?}");
+    }
+
+    #[test]
+    fn a_remote_session_without_a_prompt_shape_ends_by_quiet() {
+        let mut world = World::new(remote);
+        world.outputs = vec![ms(1), ms(2001)];
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Quiet);
+        assert!(at >= ms(301) && at < ms(303), "{at:?}");
+    }
+
+    #[test]
+    fn until_wins_over_the_prompt() {
+        let mut world = World::new(remote);
+        world.prompt_known = true;
+        world.outputs = vec![ms(1), ms(100), ms(2001)];
+        world.prompt = Some(ms(100));
+        world.matched = Some(ms(2001));
+        let options = SettleOptions {
+            until: Some("^done".into()),
+            ..SettleOptions::default()
+        };
+        let (reason, at, _) = play(&world, options);
+        assert_eq!((reason, at), (SettleReason::Match, ms(2001)));
+    }
+
+    #[test]
+    fn a_remote_session_with_a_prompt_shape_waits_out_silence_for_it() {
+        // `sleep 2; echo done`: nothing for two seconds, then the line and the prompt.
+        let mut world = World::new(remote);
+        world.prompt_known = true;
+        world.outputs = vec![ms(1), ms(2001), ms(2002)];
+        world.prompt = Some(ms(2002));
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Prompt);
+        assert!(at >= ms(2052) && at < ms(2055), "{at:?}");
+    }
+
     #[test]
     fn members_are_looked_up_again_before_input_is_confirmed() {
         let t0 = Instant::now();
@@ -783,6 +1071,7 @@ mod tests {
             last_output: t0,
             exit: None,
             matched: false,
+            prompt: false,
             group,
             last_write: None,
         };

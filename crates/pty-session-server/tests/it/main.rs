@@ -26,3 +26,4 @@ mod sandbox;
 mod schema;
 mod screens;
 mod support;
+mod terminal_waits;

@@ -31,10 +31,10 @@ pub(crate) struct TaskWait {
     /// Other processes of the foreground group at the far end of a pipe or socket it
     /// waits on: it waits for the person only if they do.
     pub(crate) peers: Vec<i32>,
-    /// Its wait ends by itself within [`SOON`]: a program between two keys of an escape
-    /// sequence (vim after Escape), or one that polls in a loop. What it does then is
-    /// unknown, so nobody can tell whether it waits for the person.
-    pub(crate) soon: bool,
+    /// Its wait ends by itself within this time, at most [`SOON`]: a program that will act
+    /// when its timer fires (node awaiting a timer, bash `read -t`, a program reading the
+    /// answer to its terminal query, vim waiting out a key's sequence).
+    pub(crate) timer: Option<std::time::Duration>,
 }
 
 impl TaskWait {
@@ -130,17 +130,19 @@ pub(crate) fn supported() -> bool {
 /// is taken for work (a server, not a prompt).
 const MAX_WATCHED: usize = 1024;
 /// A `poll`, `select` or epoll wait whose timeout is this short or shorter ends by itself
-/// before a person would answer: vim waits 100 ms (`ttimeoutlen`) after Escape for the
-/// rest of a key's sequence, and only then leaves insert mode. Longer timers (node's idle
-/// REPL waits about 8 s, htop 1.5 s between refreshes) are waits like any other.
-const SOON: std::time::Duration = std::time::Duration::from_secs(1);
+/// before a person would answer, and the program acts then: vim waits 100 ms
+/// (`ttimeoutlen`) after Escape for the rest of a key's sequence, node's REPL sleeps about
+/// 15 ms after each evaluation and as long as an awaited timer, bash's `read -t` as long as
+/// it was told. Longer timers (node's idle REPL waits on V8's 8 s memory timer, htop 1.5 s
+/// between refreshes) are waits like any other.
+pub(crate) const SOON: std::time::Duration = std::time::Duration::from_secs(1);
 /// How deep epoll sets inside epoll sets are followed.
 const MAX_NESTING: usize = 4;
 
 /// What one descriptor of a process is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    /// The session's terminal.
+    /// The session's terminal: its slave by any name, or `/dev/tty`.
     Terminal,
     Pipe(u64),
     Socket(u64),
@@ -149,6 +151,9 @@ enum Kind {
     Own,
     /// An epoll set, whose own descriptors say.
     Epoll,
+    /// The master of another terminal (`/dev/ptmx`; mc's subshell), by its slave's index:
+    /// quiet while that terminal's foreground group waits for the person.
+    PtyMaster(u32),
     /// Anything else: a file, another terminal, a device.
     Other,
 }
@@ -157,21 +162,23 @@ enum Kind {
 /// every task looked at: each member's descriptor table is listed only if a pipe asks
 /// who holds its other end.
 pub(crate) struct Context<'a> {
-    /// The session's terminal, as `/proc/PID/fd/N` names it (`/dev/pts/3`).
-    tty: &'a str,
+    /// The session's terminal.
+    tty: &'a Terminal,
     /// The foreground group's processes.
     members: &'a [i32],
     /// Each member's pipes and sockets: (inode, descriptor count), listed on demand.
     tables: HashMap<i32, Vec<(Kind, u32)>>,
     /// Unix sockets' peers already asked, by inode.
     peers: &'a mut HashMap<u64, Option<u64>>,
+    /// How many terminals deep this context looks (0: the session's).
+    nesting: usize,
 }
 
 impl<'a> Context<'a> {
     /// A context for one look at `members`, whose terminal is `tty`. `peers` carries the
     /// sockets' peers from look to look (a socket's peer does not change).
     pub(crate) fn new(
-        tty: &'a str,
+        tty: &'a Terminal,
         members: &'a [i32],
         peers: &'a mut HashMap<u64, Option<u64>>,
     ) -> Context<'a> {
@@ -180,6 +187,7 @@ impl<'a> Context<'a> {
             members,
             tables: HashMap::new(),
             peers,
+            nesting: 0,
         }
     }
 
@@ -230,10 +238,10 @@ impl<'a> Context<'a> {
                 }
                 None => wait.unknown = true,
             }
-            wait.soon = if nr == nr::POLL {
-                arg(2).is_some_and(short_ms)
+            wait.timer = if nr == nr::POLL {
+                arg(2).and_then(short_ms)
             } else {
-                arg(2).is_some_and(|at| short_timespec(pid, at, 1_000_000_000))
+                arg(2).and_then(|at| short_timespec(pid, at, 1_000_000_000))
             };
         } else if nr == nr::SELECT || nr == nr::PSELECT6 {
             let Some(count) = arg(0) else {
@@ -259,16 +267,16 @@ impl<'a> Context<'a> {
             } else {
                 1_000_000_000
             };
-            wait.soon = arg(4).is_some_and(|at| short_timespec(pid, at, per_second));
+            wait.timer = arg(4).and_then(|at| short_timespec(pid, at, per_second));
         } else if nr::EPOLL.contains(&nr) {
             let Some(epfd) = arg(0) else {
                 return TaskWait::unknown();
             };
             self.epoll(pid, epfd as i32, &mut wait, 0);
-            wait.soon = if nr == libc::SYS_epoll_pwait2 {
-                arg(3).is_some_and(|at| short_timespec(pid, at, 1_000_000_000))
+            wait.timer = if nr == libc::SYS_epoll_pwait2 {
+                arg(3).and_then(|at| short_timespec(pid, at, 1_000_000_000))
             } else {
-                arg(3).is_some_and(short_ms)
+                arg(3).and_then(short_ms)
             };
         } else {
             // Any other sleep (open on a FIFO, flock, a slow filesystem...) is work.
@@ -304,7 +312,51 @@ impl<'a> Context<'a> {
                 None => wait.outside = true,
             },
             Kind::Other => wait.outside = true,
+            Kind::PtyMaster(index) => {
+                if direction != Direction::In || !self.inner_terminal_waits(pid, index) {
+                    wait.outside = true;
+                }
+            }
         }
+    }
+
+    /// Whether the terminal `/dev/pts/INDEX`, whose master `pid` holds, waits for the
+    /// person: its foreground group (found among `pid`'s descendants) is asleep and waits
+    /// for input, as [`verdict`] weighs it. Until it does, output may come out of it.
+    fn inner_terminal_waits(&mut self, pid: i32, index: u32) -> bool {
+        if self.nesting >= MAX_NESTING {
+            return false;
+        }
+        let inner = Terminal::new(&format!("/dev/pts/{index}"));
+        let Some(device) = inner.device else {
+            return false;
+        };
+        let members = foreground_of(pid, device);
+        if members.is_empty() {
+            return false;
+        }
+        let mut context = Context::new(&inner, &members, &mut *self.peers);
+        context.nesting = self.nesting + 1;
+        let mut waits = Vec::new();
+        for &member in &members {
+            let Ok(tasks) = fs::read_dir(format!("/proc/{member}/task")) else {
+                return false;
+            };
+            for task in tasks.flatten() {
+                let dir = task.path();
+                let asleep = fs::read_to_string(dir.join("stat"))
+                    .ok()
+                    .and_then(|stat| Some(stat.get(stat.rfind(')')? + 2..)?.starts_with('S')));
+                if asleep != Some(true) {
+                    return false;
+                }
+                let Ok(syscall) = fs::read_to_string(dir.join("syscall")) else {
+                    return false;
+                };
+                waits.push((member, context.task(member, &syscall)));
+            }
+        }
+        verdict(&waits) == Verdict::Input
     }
 
     /// Who holds the far end of a pipe or socket: `kind` is the object whose holders wake
@@ -360,9 +412,24 @@ impl<'a> Context<'a> {
     }
 
     fn kind(&self, pid: i32, fd: i32) -> Kind {
-        match fs::read_link(format!("/proc/{pid}/fd/{fd}")) {
-            Ok(target) => kind_of(&target.to_string_lossy(), self.tty),
-            Err(_) => Kind::Other,
+        let path = format!("/proc/{pid}/fd/{fd}");
+        let Ok(target) = fs::read_link(&path) else {
+            return Kind::Other;
+        };
+        let target = target.to_string_lossy();
+        if target == "/dev/ptmx" || target == "/dev/pts/ptmx" {
+            let index = fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}"))
+                .ok()
+                .and_then(|info| tty_index(&info));
+            return index.map_or(Kind::Other, Kind::PtyMaster);
+        }
+        match kind_of(&target, &self.tty.name) {
+            // A path: the terminal opened afresh (`/dev/tty`, `/dev/pts/N`, a name in
+            // another mount namespace) is told by its device.
+            Kind::Other if target.starts_with('/') && self.tty.is_device_of(&path) => {
+                Kind::Terminal
+            }
+            kind => kind,
         }
     }
 
@@ -406,6 +473,52 @@ enum Direction {
     Out,
 }
 
+/// The session's terminal: the name `/proc/PID/fd/N` shows for its slave, and its device.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Terminal {
+    /// `/dev/pts/3`.
+    name: String,
+    /// The slave's device number; `None` when it cannot be read.
+    device: Option<u64>,
+}
+
+/// The device of `/dev/tty`, which is the opener's controlling terminal: for a process of
+/// the terminal's foreground group, the session's own.
+const DEV_TTY: (u32, u32) = (5, 0);
+
+impl Terminal {
+    /// The terminal named `name` (`/dev/pts/3`).
+    pub(crate) fn new(name: &str) -> Terminal {
+        use std::os::unix::fs::MetadataExt as _;
+        Terminal {
+            name: name.to_owned(),
+            device: fs::metadata(name)
+                .ok()
+                .filter(is_char_device)
+                .map(|meta| meta.rdev()),
+        }
+    }
+
+    /// Whether the descriptor at `path` (`/proc/PID/fd/N`) is this terminal, by its
+    /// device: the slave opened again by path, or `/dev/tty`.
+    fn is_device_of(&self, path: &str) -> bool {
+        use std::os::unix::fs::MetadataExt as _;
+        let Ok(meta) = fs::metadata(path) else {
+            return false;
+        };
+        if !is_char_device(&meta) {
+            return false;
+        }
+        let rdev = meta.rdev();
+        Some(rdev) == self.device || (libc::major(rdev), libc::minor(rdev)) == DEV_TTY
+    }
+}
+
+fn is_char_device(meta: &fs::Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt as _;
+    meta.file_type().is_char_device()
+}
+
 /// What a `/proc/PID/fd/N` link names. `tty` is the session's terminal (empty: none).
 fn kind_of(target: &str, tty: &str) -> Kind {
     let inode = |prefix: &str| {
@@ -438,6 +551,67 @@ fn kind_of(target: &str, tty: &str) -> Kind {
     }
 }
 
+/// The slave's index in a pty master's `fdinfo` (`tty-index:\t1`).
+fn tty_index(info: &str) -> Option<u32> {
+    info.lines()
+        .find_map(|line| line.strip_prefix("tty-index:"))
+        .and_then(|index| index.trim().parse().ok())
+}
+
+/// Up to how many descendants of a process are searched for the foreground group of a
+/// terminal it holds the master of.
+const MAX_DESCENDANTS: usize = 64;
+
+/// The processes among `pid`'s descendants that are the foreground group of the terminal
+/// with device `device`: their controlling terminal is it, and their group is its
+/// foreground group (`stat`'s `tty_nr` and `tpgid`).
+fn foreground_of(pid: i32, device: u64) -> Vec<i32> {
+    let (major, minor) = (libc::major(device), libc::minor(device));
+    let mut found = Vec::new();
+    let mut queue = vec![pid];
+    let mut at = 0;
+    while at < queue.len() && queue.len() < MAX_DESCENDANTS {
+        let parent = queue[at];
+        at += 1;
+        let Ok(tasks) = fs::read_dir(format!("/proc/{parent}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let children = fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            queue.extend(
+                children
+                    .split_whitespace()
+                    .filter_map(|c| c.parse::<i32>().ok()),
+            );
+        }
+        if parent == pid {
+            continue;
+        }
+        let Ok(stat) = fs::read_to_string(format!("/proc/{parent}/stat")) else {
+            continue;
+        };
+        let Some(fields) = stat.get(stat.rfind(')').unwrap_or(0) + 2..) else {
+            continue;
+        };
+        // After the name: state, ppid, pgrp, session, tty_nr, tpgid.
+        let fields: Vec<&str> = fields.split(' ').take(6).collect();
+        let number = |i: usize| fields.get(i).and_then(|f| f.parse::<i64>().ok());
+        let (Some(pgrp), Some(tty_nr), Some(tpgid)) = (number(2), number(4), number(5)) else {
+            continue;
+        };
+        // The kernel's encoding of a device number: minor's low byte, major, minor's rest.
+        let tty_nr = tty_nr as u32;
+        let tty = (
+            (tty_nr >> 8) & 0xfff,
+            (tty_nr & 0xff) | ((tty_nr >> 12) & 0xfff00),
+        );
+        if tty == (major, minor) && pgrp == tpgid {
+            found.push(parent);
+        }
+    }
+    found
+}
+
 /// The descriptors of an epoll set's `fdinfo`, with the events each is watched for
 /// (`tfd:        5 events:       19 data: ...`).
 fn epoll_entries(info: &str) -> Vec<(i32, u32)> {
@@ -457,28 +631,27 @@ fn epoll_entries(info: &str) -> Vec<(i32, u32)> {
         .collect()
 }
 
-/// Whether a timeout in milliseconds (an `int`: negative waits for ever) is finite and
+/// A timeout in milliseconds (an `int`: negative waits for ever), when it is finite and
 /// at most [`SOON`].
-fn short_ms(ms: u64) -> bool {
+fn short_ms(ms: u64) -> Option<std::time::Duration> {
     let ms = ms as u32 as i32;
-    ms >= 0 && u128::from(ms.unsigned_abs()) <= SOON.as_millis()
+    let timeout = std::time::Duration::from_millis(u64::try_from(ms).ok()?);
+    (timeout <= SOON).then_some(timeout)
 }
 
-/// Whether the timeout at `address` in `pid`'s memory (a `timespec`, or a `timeval` with
-/// `per_second` 1,000,000; none at address 0: for ever) is at most [`SOON`].
-fn short_timespec(pid: i32, address: u64, per_second: u64) -> bool {
+/// The timeout at `address` in `pid`'s memory (a `timespec`, or a `timeval` with
+/// `per_second` 1,000,000; none at address 0: for ever), when it is at most [`SOON`].
+fn short_timespec(pid: i32, address: u64, per_second: u64) -> Option<std::time::Duration> {
     if address == 0 {
-        return false;
+        return None;
     }
-    let Some(bytes) = read_memory(pid, address, 16) else {
-        return false;
-    };
+    let bytes = read_memory(pid, address, 16)?;
     let seconds = u64::from_ne_bytes(bytes[..8].try_into().expect("8 bytes"));
     let fraction = u64::from_ne_bytes(bytes[8..].try_into().expect("8 bytes"));
     let nanos = fraction.saturating_mul(1_000_000_000 / per_second);
     let timeout = std::time::Duration::new(seconds.min(u64::from(u32::MAX)), 0)
         + std::time::Duration::from_nanos(nanos.min(999_999_999));
-    timeout <= SOON
+    (timeout <= SOON).then_some(timeout)
 }
 
 /// Reads `len` bytes of `pid`'s memory at `address`.
@@ -536,11 +709,19 @@ pub(crate) enum Verdict {
     /// Every task sleeps, at least one waits on the terminal, and none waits for
     /// anything but the person (directly or through another member that does).
     Input,
+    /// As [`Input`](Verdict::Input), but a wait on the terminal carries a timer that
+    /// fires within this time, and the program acts then by itself: not input wait
+    /// until it has fired.
+    Soon(std::time::Duration),
     /// Something works, or nothing waits on the terminal.
     Working,
-    /// A task waits on the terminal and on something else at once (the `ssh` client: its
-    /// terminal and its socket), or what it waits on cannot be read: only quiet can end
-    /// the settle.
+    /// A task waits on the terminal and on a source outside the group at once (the `ssh`
+    /// client: its terminal and its socket; `docker exec`, telnet): it may be waiting for
+    /// either. Only the prompt coming back (or quiet) can tell.
+    Remote,
+    /// A task waits on the terminal and on another member that works (node and the pipe
+    /// of a child it runs), or what it waits on cannot be read: only quiet can end the
+    /// settle.
     CannotTell,
 }
 
@@ -548,11 +729,13 @@ pub(crate) enum Verdict {
 /// waits on other members waits for the person if they all do: those are found from
 /// the members that wait on the terminal directly, outward.
 ///
-/// `key_timeout`: the last thing written into the terminal was a lone Escape, so a short
-/// timer on the terminal may be the program waiting out a key's sequence (vim leaves
-/// insert mode only then); otherwise such timers (node's REPL sets one after it prints)
-/// say nothing about the person.
-pub(crate) fn verdict(tasks: &[(i32, TaskWait)], key_timeout: bool) -> Verdict {
+/// A short timer on a wait for the person (see [`TaskWait::timer`]) makes it
+/// [`Verdict::Soon`], whatever was written last, unless another task waits on the terminal
+/// without one: that task is the program's reader of keys, and the timer is another
+/// thread's clock (fzf reads `/dev/tty` in one thread while Go's poller, which also
+/// watches it, wakes every 100 ms). A group that polls with short timeouts and watches no
+/// terminal is simply working.
+pub(crate) fn verdict(tasks: &[(i32, TaskWait)]) -> Verdict {
     use std::collections::HashSet;
     // The processes that wait for the person: grown from the direct ones until no more
     // join. A process joins when none of its tasks works or is unreadable and each of its
@@ -580,29 +763,47 @@ pub(crate) fn verdict(tasks: &[(i32, TaskWait)], key_timeout: bool) -> Verdict {
     }
     let mut any_terminal = false;
     let mut cannot_tell = false;
-    let mut any_soon = false;
+    let mut remote = false;
+    let mut soon: Option<std::time::Duration> = None;
+    let mut untimed = false;
     for (_, wait) in tasks {
         let peers_work = wait.peers.iter().any(|p| !waiting.contains(p));
         let elsewhere = wait.outside || peers_work;
         if elsewhere && !wait.terminal {
             return Verdict::Working;
         }
-        cannot_tell |= wait.unknown || (wait.terminal && elsewhere);
-        any_soon |= wait.soon && key_timeout;
+        cannot_tell |= wait.unknown || (wait.terminal && peers_work);
+        remote |= wait.terminal && wait.outside;
+        if wait.terminal {
+            match wait.timer {
+                Some(timer) => soon = soon.max(Some(timer)),
+                None => untimed = true,
+            }
+        }
         any_terminal |= wait.terminal;
     }
-    // A timer about to fire matters only where someone waits for the person: a group
-    // that polls with short timeouts and watches no terminal is simply working.
-    match (cannot_tell, any_terminal, any_soon) {
-        (true, _, _) | (false, true, true) => Verdict::CannotTell,
-        (false, true, false) => Verdict::Input,
-        (false, false, _) => Verdict::Working,
+    if cannot_tell {
+        Verdict::CannotTell
+    } else if remote {
+        Verdict::Remote
+    } else if !any_terminal {
+        Verdict::Working
+    } else if let Some(timer) = soon
+        && !untimed
+    {
+        Verdict::Soon(timer)
+    } else {
+        Verdict::Input
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ms(n: u64) -> std::time::Duration {
+        std::time::Duration::from_millis(n)
+    }
 
     fn wait(terminal: bool, outside: bool, peers: &[i32]) -> TaskWait {
         TaskWait {
@@ -657,7 +858,18 @@ mod tests {
             (
                 "ssh: the terminal and a socket",
                 vec![(1, wait(true, true, &[]))],
-                Verdict::CannotTell,
+                Verdict::Remote,
+            ),
+            (
+                "ssh polling with a short timer: still remote",
+                vec![(
+                    1,
+                    TaskWait {
+                        timer: Some(ms(100)),
+                        ..wait(true, true, &[])
+                    },
+                )],
+                Verdict::Remote,
             ),
             (
                 "curl: a socket",
@@ -679,18 +891,66 @@ mod tests {
                 vec![(
                     1,
                     TaskWait {
-                        soon: true,
+                        timer: Some(ms(100)),
                         ..reads.clone()
                     },
                 )],
-                Verdict::CannotTell,
+                Verdict::Soon(ms(100)),
+            ),
+            (
+                "node awaiting a timer, its helper threads on futexes",
+                vec![
+                    (
+                        1,
+                        TaskWait {
+                            timer: Some(ms(980)),
+                            ..reads.clone()
+                        },
+                    ),
+                    (1, idle.clone()),
+                ],
+                Verdict::Soon(ms(980)),
+            ),
+            (
+                "fzf: a thread reads the terminal, the poller watches it with a timer",
+                vec![
+                    (1, reads.clone()),
+                    (
+                        1,
+                        TaskWait {
+                            timer: Some(ms(99)),
+                            ..reads.clone()
+                        },
+                    ),
+                ],
+                Verdict::Input,
+            ),
+            (
+                "the longest of two short timers",
+                vec![
+                    (
+                        1,
+                        TaskWait {
+                            timer: Some(ms(15)),
+                            ..reads.clone()
+                        },
+                    ),
+                    (
+                        2,
+                        TaskWait {
+                            timer: Some(ms(50)),
+                            ..reads.clone()
+                        },
+                    ),
+                ],
+                Verdict::Soon(ms(50)),
             ),
             (
                 "curl: a socket, polled with a short timeout",
                 vec![(
                     1,
                     TaskWait {
-                        soon: true,
+                        timer: Some(ms(100)),
                         ..wait(false, true, &[])
                     },
                 )],
@@ -701,7 +961,7 @@ mod tests {
                 vec![(
                     1,
                     TaskWait {
-                        soon: true,
+                        timer: Some(ms(100)),
                         ..idle.clone()
                     },
                 )],
@@ -714,22 +974,8 @@ mod tests {
             ),
         ];
         for (what, tasks, want) in cases {
-            assert_eq!(verdict(tasks, true), *want, "{what}");
+            assert_eq!(verdict(tasks), *want, "{what}");
         }
-    }
-
-    #[test]
-    fn short_timers_count_only_after_a_lone_escape() {
-        let waits = [(
-            1,
-            TaskWait {
-                terminal: true,
-                soon: true,
-                ..TaskWait::default()
-            },
-        )];
-        assert_eq!(verdict(&waits, true), Verdict::CannotTell);
-        assert_eq!(verdict(&waits, false), Verdict::Input);
     }
 
     #[test]
@@ -762,11 +1008,52 @@ mod tests {
     }
 
     #[test]
+    fn the_terminal_is_told_by_its_device() {
+        // This process's standard streams may be anything; a terminal opened here is not.
+        let pair = rustix_openpty::openpty(None, None).unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&pair.user);
+        let name = rustix::pty::ptsname(&pair.controller, Vec::new()).unwrap();
+        let name = name.to_str().unwrap();
+        let tty = Terminal::new(name);
+        let me = format!("/proc/{}/fd/{fd}", std::process::id());
+        assert!(tty.is_device_of(&me), "the slave itself");
+        let again = fs::File::open(name).unwrap();
+        let again = format!(
+            "/proc/{}/fd/{}",
+            std::process::id(),
+            std::os::fd::AsRawFd::as_raw_fd(&again)
+        );
+        assert!(tty.is_device_of(&again), "the slave opened afresh by path");
+        let other = rustix_openpty::openpty(None, None).unwrap();
+        let other = format!(
+            "/proc/{}/fd/{}",
+            std::process::id(),
+            std::os::fd::AsRawFd::as_raw_fd(&other.user)
+        );
+        assert!(!tty.is_device_of(&other), "another terminal");
+        let null = fs::File::open("/dev/null").unwrap();
+        let null = format!(
+            "/proc/{}/fd/{}",
+            std::process::id(),
+            std::os::fd::AsRawFd::as_raw_fd(&null)
+        );
+        assert!(!tty.is_device_of(&null), "another character device");
+        if let Ok(dev_tty) = fs::File::open("/dev/tty") {
+            let path = format!(
+                "/proc/{}/fd/{}",
+                std::process::id(),
+                std::os::fd::AsRawFd::as_raw_fd(&dev_tty)
+            );
+            assert!(tty.is_device_of(&path), "/dev/tty");
+        }
+    }
+
+    #[test]
     fn short_timeouts() {
-        assert!(short_ms(100));
-        assert!(short_ms(0));
-        assert!(!short_ms(0xffff_ffff), "-1: for ever");
-        assert!(!short_ms(8095));
+        assert_eq!(short_ms(100), Some(ms(100)));
+        assert_eq!(short_ms(0), Some(ms(0)));
+        assert_eq!(short_ms(0xffff_ffff), None, "-1: for ever");
+        assert_eq!(short_ms(8095), None);
         let me = std::process::id() as i32;
         let timespec = |s: u64, ns: u64| {
             let mut b = s.to_ne_bytes().to_vec();
@@ -775,11 +1062,19 @@ mod tests {
         };
         let short = timespec(0, 100_000_000);
         let long = timespec(4, 0);
-        assert!(short_timespec(me, short.as_ptr() as u64, 1_000_000_000));
-        assert!(!short_timespec(me, long.as_ptr() as u64, 1_000_000_000));
-        assert!(!short_timespec(me, 0, 1_000_000_000));
+        let at = |b: &Vec<u8>| b.as_ptr() as u64;
+        assert_eq!(short_timespec(me, at(&short), 1_000_000_000), Some(ms(100)));
+        assert_eq!(short_timespec(me, at(&long), 1_000_000_000), None);
+        assert_eq!(short_timespec(me, 0, 1_000_000_000), None);
         let timeval = timespec(0, 500_000);
-        assert!(short_timespec(me, timeval.as_ptr() as u64, 1_000_000));
+        assert_eq!(short_timespec(me, at(&timeval), 1_000_000), Some(ms(500)));
+    }
+
+    #[test]
+    fn a_pty_masters_index_is_read() {
+        let info = "pos:\t0\nflags:\t0100002\nmnt_id:\t24\nino:\t90\ntty-index:\t12\n";
+        assert_eq!(tty_index(info), Some(12));
+        assert_eq!(tty_index("pos:\t0\n"), None);
     }
 
     #[test]

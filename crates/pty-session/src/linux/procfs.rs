@@ -233,8 +233,8 @@ pub(crate) struct GroupSample {
 /// open between looks.
 #[derive(Default)]
 pub(crate) struct GroupProbe {
-    /// The session's terminal as `/proc/PID/fd/N` names it (`/dev/pts/3`).
-    tty: String,
+    /// The session's terminal.
+    tty: blocked::Terminal,
     /// Unix sockets' peers found so far, by inode (a socket's peer does not change).
     peers: HashMap<u64, Option<u64>>,
     /// The members the records were opened for.
@@ -243,9 +243,6 @@ pub(crate) struct GroupProbe {
     /// A live task's `stat` could not be opened (no descriptor left, say): looks then
     /// never tell input wait, since that task may be running.
     incomplete: bool,
-    /// The last write into the terminal was a lone Escape: short timers on the terminal
-    /// may be a key's sequence timing out (see `blocked::verdict`).
-    key_timeout: bool,
 }
 
 /// The open records of one task.
@@ -276,14 +273,9 @@ impl GroupProbe {
     /// A probe of the foreground group of terminal `tty` (`/dev/pts/3`).
     pub(crate) fn new(tty: &str) -> GroupProbe {
         GroupProbe {
-            tty: tty.to_owned(),
+            tty: blocked::Terminal::new(tty),
             ..GroupProbe::default()
         }
-    }
-
-    /// Says whether the write this probe's settle follows ended with a lone Escape.
-    pub(crate) fn after_escape(&mut self, escape: bool) {
-        self.key_timeout = escape;
     }
 
     /// Samples the tasks of `members`. `None` when none of them exists any more.
@@ -360,7 +352,7 @@ impl GroupProbe {
         let mut buf = [0; RECORD_BYTES];
         let mut asleep = Vec::with_capacity(self.tasks.len());
         for (i, task) in self.tasks.iter().enumerate() {
-            let Some((state, threads)) =
+            let Some((state, threads, flags)) =
                 read_again(&task.stat, &mut buf).and_then(|stat| parse_task_stat(&stat))
             else {
                 if check_threads {
@@ -386,7 +378,9 @@ impl GroupProbe {
                     .and_then(|n| n.parse::<u64>().ok())
                     .unwrap_or(0);
             }
-            if state == 'S' {
+            // A task on its way out (the exit of node's `.exit`, a shell's `exit`) is
+            // working: the process ends next.
+            if state == 'S' && flags & PF_EXITING == 0 {
                 asleep.push(i);
             } else {
                 all_asleep = false;
@@ -415,7 +409,7 @@ impl GroupProbe {
                     (task.pid, wait)
                 })
                 .collect();
-            blocked::verdict(&waits, self.key_timeout)
+            blocked::verdict(&waits)
         };
         Look::Sample(Some(GroupSample { verdict, runs }))
     }
@@ -428,18 +422,29 @@ fn read_again<'b>(file: &fs::File, buf: &'b mut [u8; RECORD_BYTES]) -> Option<Co
     Some(String::from_utf8_lossy(&buf[..n]))
 }
 
-/// A task's state and its process's thread count, from its `stat`.
-fn parse_task_stat(text: &str) -> Option<(char, usize)> {
+/// The kernel's flag of a task that is exiting (`PF_EXITING`, in `stat`'s flags).
+const PF_EXITING: u32 = 0x4;
+
+/// A task's state, its process's thread count and its flags, from its `stat`.
+fn parse_task_stat(text: &str) -> Option<(char, usize, u32)> {
     let mut fields = fields_after_name(text)?;
     let state = fields.next()?.chars().next()?;
-    // num_threads is the 20th field; the state is the 3rd.
-    let threads = fields.nth(16)?.parse().ok()?;
-    Some((state, threads))
+    // The state is the 3rd field, flags the 9th, num_threads the 20th.
+    let flags = fields.nth(5)?.parse().ok()?;
+    let threads = fields.nth(10)?.parse().ok()?;
+    Some((state, threads, flags))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_task_stat_gives_state_threads_and_flags() {
+        let text = "42 (node) S 7 42 42 34816 42 4194308 1 2 3 4 5 6 7 8 20 0 11 0 99";
+        assert_eq!(parse_task_stat(text), Some(('S', 11, 4194308)));
+        assert_ne!(4194308 & PF_EXITING, 0);
+    }
 
     #[test]
     fn stat_with_odd_command_names() {

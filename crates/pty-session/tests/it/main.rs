@@ -16,3 +16,4 @@ mod progress;
 mod sandbox;
 mod screens;
 mod settle;
+mod terminal_waits;

@@ -1,0 +1,119 @@
+//! The shape of a prompt, for sessions whose waits cannot be seen (the `ssh` client waits
+//! on the terminal and its socket at once): their settle ends when the prompt comes back.
+//! Pure: no I/O, no clock.
+//!
+//! A shape is learned from the pending line a send was made at (`user@host:~$ `), with
+//! the working directory or a counter in it allowed to change (`user@host:/tmp$ `,
+//! `In [2]: `); any line ending as prompts end (`$ `, `# `, `> `, `% `, `: `, `? `) has a
+//! prompt's shape too, so a send that starts a REPL (`python3` at a shell) ends at its
+//! prompt (`>>> `).
+
+/// How prompts end: a sign and a space.
+pub(crate) const ENDINGS: [&str; 6] = ["$ ", "# ", "> ", "% ", ": ", "? "];
+
+/// The characters where the part of a prompt that may change begins: a path (`~`, `/`)
+/// or a counter.
+fn varies(c: char) -> bool {
+    c == '~' || c == '/' || c.is_ascii_digit()
+}
+
+/// What a prompt looks like.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PromptShape {
+    /// Learned from a pending line: its start up to the part that may change, and its
+    /// last sign with the spaces after it.
+    learned: Option<(String, String)>,
+}
+
+impl PromptShape {
+    /// Any line ending as prompts end (at open, where no prompt was seen yet).
+    pub(crate) fn any() -> PromptShape {
+        PromptShape { learned: None }
+    }
+
+    /// The shape of `pending`, the line a send was made at; `None` when it is not a
+    /// prompt: empty, or not ending in a space (a prompt's last sign is followed by one).
+    pub(crate) fn learn(pending: &str) -> Option<PromptShape> {
+        let body = pending.trim_end_matches(' ');
+        let last = body.chars().last()?;
+        if body.len() == pending.len() {
+            return None;
+        }
+        let sign_at = body.len() - last.len_utf8();
+        let ending = pending[sign_at..].to_owned();
+        let start = &body[..sign_at];
+        let head = match start.find(varies) {
+            Some(at) => &start[..at],
+            None => start,
+        };
+        Some(PromptShape {
+            learned: Some((head.to_owned(), ending)),
+        })
+    }
+
+    /// Whether `line` has this shape.
+    pub(crate) fn matches(&self, line: &str) -> bool {
+        if line.trim().is_empty() {
+            return false;
+        }
+        if ENDINGS.iter().any(|ending| line.ends_with(ending)) {
+            return true;
+        }
+        self.learned.as_ref().is_some_and(|(head, ending)| {
+            line.len() >= head.len() + ending.len()
+                && line.starts_with(head.as_str())
+                && line.ends_with(ending.as_str())
+                && line[head.len()..line.len() - ending.len()]
+                    .chars()
+                    .all(|c| !c.is_control())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_ending_as_prompts_end() {
+        let any = PromptShape::any();
+        for line in [
+            "user@host:~$ ",
+            "root@box:/# ",
+            ">>> ",
+            "mysql> ",
+            "% ",
+            "Password: ",
+            "Are you sure you want to continue connecting (yes/no/[fingerprint])? ",
+        ] {
+            assert!(any.matches(line), "{line:?}");
+        }
+        for line in ["", "   ", "(gdb) ", "done", "50%", "user@host:~$", "a $ b"] {
+            assert!(!any.matches(line), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn a_learned_prompt_allows_its_directory_and_counter_to_change() {
+        let shell = PromptShape::learn("user@host:~$ ").unwrap();
+        assert!(shell.matches("user@host:/tmp$ "));
+        assert!(shell.matches("user@host:~/src/project$ "));
+        let gdb = PromptShape::learn("(gdb) ").unwrap();
+        assert!(gdb.matches("(gdb) "));
+        assert!(!gdb.matches("(Pdb) "));
+        assert!(!gdb.matches("gdb) "));
+        let irb = PromptShape::learn("irb(main):001:0> ").unwrap();
+        assert!(irb.matches("irb(main):002:0> "));
+        let lisp = PromptShape::learn("[1] ").unwrap();
+        assert!(lisp.matches("[12] "));
+        assert!(!lisp.matches("12 "), "the start must stay");
+    }
+
+    #[test]
+    fn only_a_pending_line_ending_in_a_space_teaches_a_shape() {
+        assert_eq!(PromptShape::learn(""), None);
+        assert_eq!(PromptShape::learn("   "), None);
+        assert_eq!(PromptShape::learn("Downloading 50%"), None);
+        assert!(PromptShape::learn("sqlite> ").is_some());
+    }
+}
