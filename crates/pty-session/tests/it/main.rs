@@ -13,5 +13,6 @@ mod listing;
 mod owners;
 mod people;
 mod progress;
+mod redraws;
 mod screens;
 mod settle;
