@@ -3,14 +3,21 @@
 //!
 //! `vte` parses the byte stream (it keeps UTF-8 and escape sequences whole across reads
 //! and turns invalid bytes into U+FFFD); [`Cooker`] applies what acts within a line:
-//! - `\n` (and VT, FF, which terminals treat as LF) ends the line; `\r` returns to column
-//!   0 so later text overwrites cell by cell (a progress bar leaves its final state);
+//! - `\n` (and VT, FF, which terminals treat as LF) ends the line on the lowest row and
+//!   moves down a row above it; `\r` returns to column 0 so later text overwrites cell by
+//!   cell (a progress bar leaves its final state);
 //! - backspace, CSI C/D (cursor right/left), CSI G and CSI \` (to column), CSI K (erase in
 //!   line, modes 0/1/2), and the editing sequences readline uses, CSI P (delete), CSI @
 //!   (insert blanks) and CSI X (erase characters);
 //! - a tab stays a literal `\t`, one cell, so tab-separated output keeps its tabs;
 //! - everything else (SGR colours, OSC titles and hyperlinks, bracketed paste toggles, DCS,
 //!   other CSI and control characters) is dropped; the text of a hyperlink stays.
+//!
+//! Between rows, [`Cooker`] follows the main screen's window ([`crate::rows`]): cursor up
+//! and down (CSI A/B/e/E/F, RI), row addresses (CSI H/f/d), DECSC/DECRC (ESC 7/8, CSI s/u),
+//! erase in display (CSI J) and a full reset. The cursor's row is the line being drawn; a
+//! completed row stays the program's to redraw until a read fixes it
+//! ([`Renderer::fix`]) or it leaves the window, and only then is a line.
 //!
 //! A line is cut into lines of at most [`MAX_LINE_BYTES`] without splitting a character,
 //! so neither the scrollback nor the pending line grows without bound.
@@ -618,8 +625,9 @@ impl Cooker<'_> {
         if !self.rows.followed() {
             return;
         }
+        // Counts and 1-based addresses treat 0 as 1.
         let count = usize::from(first.max(1));
-        let line_start = usize::from(first.max(1)) - 1;
+        let row = count - 1;
         match action {
             'A' => self.vertical(count, true),
             'B' | 'e' => self.vertical(count, false),
@@ -627,8 +635,8 @@ impl Cooker<'_> {
                 self.vertical(count, action == 'F');
                 self.line.col = 0;
             }
-            'H' | 'f' => self.goto(line_start, usize::from(second.max(1)) - 1),
-            'd' => self.goto(line_start, self.rows.screen_col(self.line.col)),
+            'H' | 'f' => self.goto(row, usize::from(second.max(1)) - 1),
+            'd' => self.goto(row, self.rows.screen_col(self.line.col)),
             'J' => match first {
                 0 if self.rows.at_home(self.line.col) => self.clear(),
                 0 => {

@@ -106,8 +106,14 @@ pub(crate) struct Rows {
 }
 
 /// How many screen rows `cells` cells take in a window `cols` wide.
+#[inline]
 pub(crate) fn height(cells: usize, cols: usize) -> usize {
-    cells.div_ceil(cols).max(1)
+    // Most rows fit: no division on the way of a flood.
+    if cells <= cols {
+        1
+    } else {
+        cells.div_ceil(cols)
+    }
 }
 
 /// The row of a wrapped row that column `col` is on: at the end of a screen row the
@@ -162,7 +168,12 @@ impl Rows {
     /// longer fit the window leave its top.
     pub(crate) fn complete(&mut self, row: Row, cursor_cells: usize, out: &mut Rendered) {
         self.height += height(row.cells, self.cols);
-        self.rows.insert(self.at, row);
+        if self.at == self.rows.len() {
+            // The common case, a line feed on the lowest row.
+            self.rows.push_back(row);
+        } else {
+            self.rows.insert(self.at, row);
+        }
         self.at += 1;
         self.trim(cursor_cells, out);
     }

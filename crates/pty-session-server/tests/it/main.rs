@@ -15,6 +15,7 @@ mod owners;
 mod people;
 mod progress;
 mod recordings;
+mod redraws;
 mod replies;
 mod robustness;
 mod schema;

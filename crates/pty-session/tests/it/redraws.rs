@@ -147,22 +147,31 @@ async fn top_on_the_main_screen_reads_as_one_frame_per_reply() {
 
 #[tokio::test]
 async fn watch_reads_as_one_frame_per_reply() {
+    watch_reads_as_one_frame(None).await;
+}
+
+/// On a terminal without an alternate screen (TERM=vt100), curses repaints `watch` on the
+/// main screen, moving to the cells that changed.
+#[tokio::test]
+async fn watch_on_the_main_screen_reads_as_one_frame_per_reply() {
+    watch_reads_as_one_frame(Some("vt100")).await;
+}
+
+async fn watch_reads_as_one_frame(term: Option<&str>) {
     let (pty, owner) = service();
-    let opened = open(
-        &pty,
-        &owner,
-        OpenRequest::new("watch -n 0.5 date").timeout_ms(15_000),
-    )
-    .await;
+    // It refreshes every half second and never waits for input alone: no settle.
+    let mut request = OpenRequest::new("watch -n 0.5 date").settle(Settle::None);
+    if let Some(term) = term {
+        request = request.env("TERM", term);
+    }
+    let opened = open(&pty, &owner, request).await;
     let id = &opened.session_id;
-    let screen = pty.screen(&owner, id).unwrap();
-    assert!(
-        screen.text().contains("Every 0.5s: date"),
-        "{}",
-        screen.text()
-    );
-    // Two refreshes later (the date's second moves on twice).
     let date = |pty: &pty_session::PtyService| pty.screen(&owner, id).unwrap().text();
+    eventually("watch to draw", Duration::from_secs(20), || {
+        date(&pty).contains("Every 0.5s: date")
+    })
+    .await;
+    // Two refreshes later (the clock moves on twice).
     for _ in 0..2 {
         let before = date(&pty);
         eventually("watch to refresh", Duration::from_secs(20), || {
@@ -175,6 +184,29 @@ async fn watch_reads_as_one_frame_per_reply() {
     assert!(
         text.matches("Every 0.5s").count() <= 1,
         "a copy per refresh:\n{text}"
+    );
+    if term.is_some() {
+        // On the main screen its rows are lines: the header and the date, once.
+        assert_eq!(text.matches("Every 0.5s: date").count(), 1, "{text}");
+        assert_eq!(
+            text.lines().filter(|l| l.contains("UTC")).count(),
+            1,
+            "{text}"
+        );
+    }
+    // A refresh after a read: again at most its frame.
+    let before = date(&pty);
+    eventually("watch to refresh", Duration::from_secs(20), || {
+        date(&pty) != before
+    })
+    .await;
+    let tail = pty.tail(&owner, id, TailRequest::new()).await.unwrap();
+    let text = &tail.output.text;
+    assert!(text.matches("Every 0.5s").count() <= 1, "{text}");
+    assert!(
+        text.lines()
+            .all(|l| !l.contains("Every 0.5s") || l.starts_with("Every 0.5s")),
+        "{text}"
     );
     let screen = pty.screen(&owner, id).unwrap();
     assert_eq!(
