@@ -99,6 +99,7 @@ mod prompt;
 mod record;
 mod render;
 mod request;
+mod rows;
 mod sandbox;
 mod screen;
 mod scrollback;
@@ -168,7 +169,7 @@ pub mod fuzzing {
     /// Renders `bytes` fed in pieces cut at `cuts` (offsets, ascending): the completed
     /// lines, the pending line and the replies to terminal queries.
     pub fn render(bytes: &[u8], cuts: &[usize]) -> (Vec<String>, String, Vec<u8>) {
-        let mut renderer = crate::render::Renderer::new(40);
+        let mut renderer = crate::render::Renderer::new(120, 40);
         let mut out = crate::render::Rendered::default();
         let mut at = 0;
         for &cut in cuts.iter().chain([&bytes.len()]) {
@@ -176,6 +177,7 @@ pub mod fuzzing {
             renderer.feed(&bytes[at..cut], &mut out);
             at = cut;
         }
+        renderer.fix(&mut out);
         (out.lines, renderer.pending(), out.replies)
     }
 

@@ -103,7 +103,7 @@ pub(crate) async fn watch<T>(
     };
     let mut settled = std::pin::pin!(settled);
     let mut pacer = Pacer::new(start);
-    let mut reported = (session.state().scrollback.line_end(), String::new());
+    let mut reported = (session.state().lines_end(), String::new());
     loop {
         tokio::select! {
             result = &mut settled => return result,
@@ -112,10 +112,10 @@ pub(crate) async fn watch<T>(
         let now = Instant::now();
         let (lines, pending, total_lines) = {
             let state = session.state();
-            let end = state.scrollback.line_end();
+            // The rows the program may still redraw count as the newest lines.
+            let end = state.lines_end();
             let from = reported.0.max(end.saturating_sub(NEWEST_LINES as u64));
             let lines: Vec<String> = state
-                .scrollback
                 .lines_from(from)
                 .map(|line| line.chars().take(LINE_CHARS).collect())
                 .collect();

@@ -3,14 +3,21 @@
 //!
 //! `vte` parses the byte stream (it keeps UTF-8 and escape sequences whole across reads
 //! and turns invalid bytes into U+FFFD); [`Cooker`] applies what acts within a line:
-//! - `\n` (and VT, FF, which terminals treat as LF) ends the line; `\r` returns to column
-//!   0 so later text overwrites cell by cell (a progress bar leaves its final state);
+//! - `\n` (and VT, FF, which terminals treat as LF) ends the line on the lowest row and
+//!   moves down a row above it; `\r` returns to column 0 so later text overwrites cell by
+//!   cell (a progress bar leaves its final state);
 //! - backspace, CSI C/D (cursor right/left), CSI G and CSI \` (to column), CSI K (erase in
 //!   line, modes 0/1/2), and the editing sequences readline uses, CSI P (delete), CSI @
 //!   (insert blanks) and CSI X (erase characters);
 //! - a tab stays a literal `\t`, one cell, so tab-separated output keeps its tabs;
 //! - everything else (SGR colours, OSC titles and hyperlinks, bracketed paste toggles, DCS,
 //!   other CSI and control characters) is dropped; the text of a hyperlink stays.
+//!
+//! Between rows, [`Cooker`] follows the main screen's window ([`crate::rows`]): cursor up
+//! and down (CSI A/B/e/E/F, RI), row addresses (CSI H/f/d), DECSC/DECRC (ESC 7/8, CSI s/u),
+//! erase in display (CSI J) and a full reset. The cursor's row is the line being drawn; a
+//! completed row stays the program's to redraw until a read fixes it
+//! ([`Renderer::fix`]) or it leaves the window, and only then is a line.
 //!
 //! A line is cut into lines of at most [`MAX_LINE_BYTES`] without splitting a character,
 //! so neither the scrollback nor the pending line grows without bound.
@@ -30,6 +37,8 @@
 //! zero-width character (a combining accent, a joiner, a variation selector) joins the
 //! cell before the cursor, as in alacritty. DEL and the other control characters that
 //! reach the printer are not printed.
+
+use crate::rows::{Move, Row, RowState, Rows};
 
 /// The longest line, in bytes of UTF-8.
 pub(crate) const MAX_LINE_BYTES: usize = 64 * 1024;
@@ -53,6 +62,8 @@ pub(crate) struct Rendered {
 pub(crate) struct Renderer {
     parser: vte::Parser,
     line: Line,
+    /// The window's other rows, still the program's to redraw until they are read.
+    rows: Rows,
     /// The start of a UTF-8 character cut off at the end of the last feed. It is held back
     /// and fed together with what follows, because vte 0.15 loses the characters after a
     /// split one when an invalid byte follows within four bytes (found by the chunking
@@ -74,7 +85,10 @@ struct Line {
     text: Vec<u8>,
     /// The width of `text` in cells.
     cells: usize,
-    /// The cursor's column, which may lie past the last cell.
+    /// What became of the row (delivered or not, drawn on since).
+    state: RowState,
+    /// The cursor's column, which may lie past the last cell; past the window's width the
+    /// row wraps, as on a terminal.
     col: usize,
     alt_screen: bool,
     /// The program addressed the screen (moved the cursor up or to a row, cleared the
@@ -95,13 +109,15 @@ struct Line {
 }
 
 impl Renderer {
-    /// A renderer for a window `rows` high.
-    pub(crate) fn new(rows: u16) -> Renderer {
+    /// A renderer for a window `cols`×`rows`.
+    pub(crate) fn new(cols: u16, rows: u16) -> Renderer {
         Renderer {
             parser: vte::Parser::new(),
+            rows: Rows::new(cols, rows),
             line: Line {
                 text: Vec::new(),
                 cells: 0,
+                state: RowState::Fresh,
                 col: 0,
                 alt_screen: false,
                 addressed: false,
@@ -131,18 +147,37 @@ impl Renderer {
         self.carry.extend_from_slice(cut);
         let mut cooker = Cooker {
             line: &mut self.line,
+            rows: &mut self.rows,
             dcs: &mut self.dcs,
             out,
         };
         self.parser.advance(&mut cooker, whole);
     }
 
-    /// Follows a new window height (for the row of a cursor position report).
-    pub(crate) fn resize(&mut self, rows: u16) {
+    /// Follows a new window size.
+    pub(crate) fn resize(&mut self, cols: u16, rows: u16) {
         self.line.rows = rows;
+        self.rows.resize(cols, rows);
     }
 
-    /// The rendered text after the last line end, such as `>>> `.
+    /// Delivers the rows a read gets now into `out` as completed lines (see
+    /// [`Rows::fix`]): from now on they stay as delivered.
+    pub(crate) fn fix(&mut self, out: &mut Rendered) {
+        self.rows.fix(out);
+    }
+
+    /// The rows a read would deliver now, the pending line aside, top first.
+    pub(crate) fn unread_rows(&self) -> impl Iterator<Item = &str> {
+        self.rows.unread()
+    }
+
+    /// How many rows a read would deliver now, the pending line aside.
+    pub(crate) fn unread_count(&self) -> usize {
+        self.rows.unread_count()
+    }
+
+    /// The text of the cursor's row, such as `>>> `: after the last line end, unless the
+    /// program moved the cursor up to redraw rows.
     pub(crate) fn pending(&self) -> String {
         std::str::from_utf8(&self.line.text)
             .expect("the text holds whole characters")
@@ -310,13 +345,40 @@ impl Line {
         }
     }
 
-    /// The text in `range` as a new line, in a spare string if there is one.
-    fn emit(&self, range: impl std::slice::SliceIndex<[u8], Output = [u8]>, out: &mut Rendered) {
-        let text = std::str::from_utf8(&self.text[range]).expect("the text holds whole characters");
-        let mut line = out.spare.pop().unwrap_or_default();
-        line.clear();
-        line.push_str(text);
-        out.lines.push(line);
+    /// A copy of the text in `range`, in a spare string's buffer if there is one.
+    fn copy(
+        &self,
+        range: impl std::slice::SliceIndex<[u8], Output = [u8]>,
+        out: &mut Rendered,
+    ) -> Vec<u8> {
+        let mut copy = out.spare.pop().unwrap_or_default().into_bytes();
+        copy.clear();
+        copy.extend_from_slice(&self.text[range]);
+        copy
+    }
+
+    /// The row is about to be drawn on: a delivered row remembers how it was delivered.
+    #[inline]
+    fn touch(&mut self) {
+        if matches!(self.state, RowState::Shown) {
+            self.state = RowState::Redrawn(self.text.clone());
+        }
+    }
+
+    /// The cursor's row, taken out of the line (which is left empty).
+    fn take_row(&mut self) -> Row {
+        Row {
+            text: std::mem::take(&mut self.text),
+            cells: std::mem::take(&mut self.cells),
+            state: std::mem::take(&mut self.state),
+        }
+    }
+
+    /// Makes `row` the cursor's row.
+    fn put_row(&mut self, row: Row) {
+        self.text = row.text;
+        self.cells = row.cells;
+        self.state = row.state;
     }
 
     /// Replaces the cells `from..to` (group boundaries, `to` at most the end) with `with`,
@@ -327,20 +389,27 @@ impl Line {
         self.cells = self.cells - (to - from) + cells;
     }
 
-    fn commit(&mut self, out: &mut Rendered) {
-        // A copy of the line; the buffer stays for the next line.
-        self.emit(.., out);
+    /// A line feed on the lowest row: the row is complete, and a new one begins.
+    fn commit(&mut self, rows: &mut Rows, out: &mut Rendered) {
+        // A copy of the row; the buffer stays for the next one.
+        let row = Row {
+            text: self.copy(.., out),
+            cells: self.cells,
+            state: std::mem::take(&mut self.state),
+        };
         self.text.clear();
         self.cells = 0;
         self.col = 0;
         self.row += 1;
+        rows.complete(row, 0, out);
     }
 
     #[inline]
-    fn print(&mut self, c: char, out: &mut Rendered) {
+    fn print(&mut self, c: char, rows: &mut Rows, out: &mut Rendered) {
         let Some(width) = width(c) else {
             return;
         };
+        self.touch();
         let mut buf = [0; 4];
         let encoded = c.encode_utf8(&mut buf).as_bytes();
         if width == 0 {
@@ -367,7 +436,7 @@ impl Line {
         }
         self.col += width;
         if self.text.len() > MAX_LINE_BYTES {
-            self.cut(out);
+            self.cut(rows, out);
         }
     }
 
@@ -381,21 +450,27 @@ impl Line {
         if self.text.len() + pad + encoded.len() > MAX_LINE_BYTES {
             return;
         }
+        self.touch();
         self.text.resize(self.text.len() + pad, b' ');
         self.cells += pad;
         let end = self.group(target).end;
         self.text.splice(end..end, encoded.iter().copied());
     }
 
-    /// Moves the longest prefix that fits into a completed line, until the rest fits.
-    fn cut(&mut self, out: &mut Rendered) {
+    /// Moves the longest prefix that fits into a completed row, until the rest fits.
+    fn cut(&mut self, rows: &mut Rows, out: &mut Rendered) {
         while self.text.len() > MAX_LINE_BYTES {
             let (end, taken) = self.prefix_within(MAX_LINE_BYTES);
             if end == 0 {
                 // Cannot happen: no group is longer than a line may be (see `attach`).
                 break;
             }
-            self.emit(..end, out);
+            let row = Row {
+                text: self.copy(..end, out),
+                cells: taken,
+                state: RowState::Fresh,
+            };
+            rows.complete(row, self.cells - taken, out);
             self.text.drain(..end);
             self.cells -= taken;
             self.col = self.col.saturating_sub(taken);
@@ -404,6 +479,7 @@ impl Line {
     }
 
     fn erase_in_line(&mut self, mode: u16) {
+        self.touch();
         match mode {
             0 => {
                 self.split(self.col);
@@ -439,6 +515,7 @@ impl Line {
     }
 
     fn delete(&mut self, n: usize) {
+        self.touch();
         if self.col < self.cells {
             let end = (self.col + n).min(self.cells);
             self.split(end);
@@ -454,6 +531,7 @@ impl Line {
     /// a terminal's right margin is (found by fuzzing: without it a huge count grew the
     /// pending line past the bound).
     fn insert_blanks(&mut self, n: usize) {
+        self.touch();
         self.split(self.col);
         if self.col < self.cells {
             let n = n.min(MAX_LINE_BYTES);
@@ -467,6 +545,7 @@ impl Line {
     }
 
     fn erase_chars(&mut self, n: usize) {
+        self.touch();
         let end = (self.col + n).min(self.cells);
         if self.col < end {
             self.blank(self.col, end);
@@ -487,8 +566,125 @@ impl Line {
 /// The `vte` performer for one feed.
 struct Cooker<'a> {
     line: &'a mut Line,
+    rows: &'a mut Rows,
     dcs: &'a mut crate::answer::DcsRequest,
     out: &'a mut Rendered,
+}
+
+impl Cooker<'_> {
+    /// Takes the cursor where `to` says.
+    fn apply(&mut self, to: Move) {
+        match to {
+            Move::Within(col) => self.line.col = col,
+            Move::To(target, col) => {
+                let row = self.line.take_row();
+                let row = self.rows.go(row, target);
+                self.line.put_row(row);
+                self.line.col = col;
+            }
+        }
+    }
+
+    /// Moves the cursor `n` screen rows up (or down), within the rows there are.
+    fn vertical(&mut self, n: usize, up: bool) {
+        let to = self.rows.vertical(self.line.cells, self.line.col, n, up);
+        self.apply(to);
+    }
+
+    /// Moves the cursor to the screen cell `row`, `col` (0-based).
+    fn goto(&mut self, row: usize, col: usize) {
+        let to = self.rows.locate(self.line.cells, row, col);
+        self.apply(to);
+    }
+
+    /// A line feed: a new row below the lowest, or down to the next row.
+    fn line_feed(&mut self) {
+        if self.rows.at_bottom() {
+            self.line.commit(self.rows, self.out);
+        } else {
+            self.line.row += 1;
+            self.apply(Move::To(self.rows.next_row(), 0));
+        }
+    }
+
+    /// What a CSI sequence without intermediates does to the main screen's rows.
+    fn move_rows(&mut self, params: &vte::Params, action: char) {
+        let mut values = params.iter().map(|p| p.first().copied().unwrap_or(0));
+        let first = values.next().unwrap_or(0);
+        let second = values.next().unwrap_or(0);
+        if action == 'r' {
+            // DECSTBM also takes the cursor home.
+            if self.rows.set_region(first, second) {
+                self.goto(0, 0);
+            }
+            return;
+        }
+        if action == 's' && params.is_empty() {
+            self.rows.save(self.line.col);
+        }
+        if !self.rows.followed() {
+            return;
+        }
+        // Counts and 1-based addresses treat 0 as 1.
+        let count = usize::from(first.max(1));
+        let row = count - 1;
+        match action {
+            'A' => self.vertical(count, true),
+            'B' | 'e' => self.vertical(count, false),
+            'E' | 'F' => {
+                self.vertical(count, action == 'F');
+                self.line.col = 0;
+            }
+            'H' | 'f' => self.goto(row, usize::from(second.max(1)) - 1),
+            'd' => self.goto(row, self.rows.screen_col(self.line.col)),
+            'J' => match first {
+                0 if self.rows.at_home(self.line.col) => self.clear(),
+                0 => {
+                    self.line.erase_in_line(0);
+                    self.rows.erase_below();
+                }
+                1 => self.line.erase_in_line(1),
+                2 => self.clear(),
+                _ => {}
+            },
+            'u' if params.is_empty() => {
+                let (row, col) = self.rows.saved();
+                self.goto(row, col);
+            }
+            _ => {}
+        }
+    }
+
+    /// What an escape sequence without intermediates does to the main screen's rows.
+    fn move_rows_esc(&mut self, byte: u8) {
+        if self.line.alt_screen {
+            return;
+        }
+        if byte == b'7' {
+            // Saved under a scroll region too: a program restores it once the region is
+            // whole again (apt's progress line).
+            self.rows.save(self.line.col);
+        }
+        if !self.rows.followed() {
+            return;
+        }
+        match byte {
+            b'8' => {
+                let (row, col) = self.rows.saved();
+                self.goto(row, col);
+            }
+            b'D' | b'E' => self.line_feed(),
+            b'M' => self.vertical(1, true),
+            _ => {}
+        }
+    }
+
+    /// Erases the screen: what it showed becomes lines, the cursor stays.
+    fn clear(&mut self) {
+        let row = self.line.take_row();
+        let row = self.rows.clear(row, self.line.col, self.out);
+        self.line.put_row(row);
+    }
 }
 
 impl vte::Perform for Cooker<'_> {
@@ -496,7 +692,7 @@ impl vte::Perform for Cooker<'_> {
         if self.line.alt_screen {
             self.line.alt_col += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
         } else {
-            self.line.print(c, self.out);
+            self.line.print(c, self.rows, self.out);
         }
     }
 
@@ -511,10 +707,10 @@ impl vte::Perform for Cooker<'_> {
             return;
         }
         match byte {
-            b'\n' | 0x0b | 0x0c => self.line.commit(self.out),
+            b'\n' | 0x0b | 0x0c => self.line_feed(),
             b'\r' => self.line.col = 0,
             0x08 => self.line.col = self.line.col.saturating_sub(1),
-            b'\t' => self.line.print('\t', self.out),
+            b'\t' => self.line.print('\t', self.rows, self.out),
             _ => {}
         }
     }
@@ -528,6 +724,9 @@ impl vte::Perform for Cooker<'_> {
         }
         // Counts treat 0 as 1, as terminals do.
         let count = usize::from(first.max(1));
+        if intermediates.is_empty() && !self.line.alt_screen {
+            self.move_rows(params, action);
+        }
         let line = &mut *self.line;
         match (intermediates, action) {
             (b"?", 'h' | 'l') => {
@@ -597,6 +796,16 @@ impl vte::Perform for Cooker<'_> {
     }
 
     fn esc_dispatch(&mut self, intermediates: &[u8], _: bool, byte: u8) {
+        if intermediates.is_empty() {
+            self.move_rows_esc(byte);
+        }
+        if intermediates.is_empty() && byte == b'c' {
+            // A full reset clears the screen and takes the cursor home.
+            self.line.alt_screen = false;
+            self.rows.reset_modes();
+            self.clear();
+            self.goto(0, 0);
+        }
         let line = &mut *self.line;
         match (intermediates, byte) {
             // RIS, the full reset `reset` sends: the terminal leaves the alternate screen
@@ -623,7 +832,8 @@ mod tests {
 
     #[test]
     fn new_lines_are_written_into_spare_strings() {
-        let mut renderer = Renderer::new(40);
+        // A window one row high: each completed row leaves it at once, a line.
+        let mut renderer = Renderer::new(120, 1);
         let mut out = Rendered::default();
         out.spare.push(String::with_capacity(100));
         renderer.feed(b"first\nsecond\n", &mut out);
@@ -635,11 +845,12 @@ mod tests {
 
     /// The result of feeding `chunks` one after another, in a readable form.
     fn render(rows: u16, chunks: &mut dyn Iterator<Item = &[u8]>) -> String {
-        let mut renderer = Renderer::new(rows);
+        let mut renderer = Renderer::new(120, rows);
         let mut out = Rendered::default();
         for chunk in chunks {
             renderer.feed(chunk, &mut out);
         }
+        renderer.fix(&mut out);
         let mut text = String::new();
         for line in &out.lines {
             text.push_str(&format!("line {line:?}\n"));
@@ -882,15 +1093,16 @@ mod tests {
     fn long_lines_are_cut_at_64_kib() {
         let mut input = "a".repeat(MAX_LINE_BYTES * 2 + 10).into_bytes();
         input.extend_from_slice(b"\n");
-        let mut renderer = Renderer::new(40);
+        let mut renderer = Renderer::new(120, 40);
         let mut out = Rendered::default();
         renderer.feed(&input, &mut out);
+        renderer.fix(&mut out);
         let lens: Vec<usize> = out.lines.iter().map(String::len).collect();
         assert_eq!(lens, [MAX_LINE_BYTES, MAX_LINE_BYTES, 10]);
 
         // Multibyte characters are never split: 3-byte characters fill 65535 bytes.
         let input = "語".repeat(30_000);
-        let mut renderer = Renderer::new(40);
+        let mut renderer = Renderer::new(120, 40);
         let mut out = Rendered::default();
         for chunk in input.as_bytes().chunks(4093) {
             renderer.feed(chunk, &mut out);
@@ -902,7 +1114,7 @@ mod tests {
 
     #[test]
     fn inserting_blanks_never_grows_a_line_past_the_bound() {
-        let mut renderer = Renderer::new(40);
+        let mut renderer = Renderer::new(120, 40);
         let mut out = Rendered::default();
         renderer.feed(b"abc\r\x1b[65535@", &mut out);
         assert!(out.lines.is_empty());
@@ -913,14 +1125,14 @@ mod tests {
         );
         // The crash the fuzzer found, replayed (its first byte chose the cuts).
         let crash = include_bytes!("../test_data/fuzz-insert-blanks.bin");
-        let mut renderer = Renderer::new(40);
+        let mut renderer = Renderer::new(120, 40);
         renderer.feed(&crash[1..], &mut out);
         assert!(renderer.pending().len() <= MAX_LINE_BYTES);
     }
 
     #[test]
     fn a_progress_bar_without_newline_stays_bounded() {
-        let mut renderer = Renderer::new(40);
+        let mut renderer = Renderer::new(120, 40);
         let mut out = Rendered::default();
         for i in 0..100_000 {
             renderer.feed(format!("\rprogress {i:>6}").as_bytes(), &mut out);
@@ -993,7 +1205,7 @@ mod tests {
             ("node", include_bytes!("../test_data/queries-node.raw")),
         ] {
             let mut out = Rendered::default();
-            Renderer::new(40).feed(raw, &mut out);
+            Renderer::new(120, 40).feed(raw, &mut out);
             let replies = String::from_utf8_lossy(&out.replies);
             text.push_str(&format!("{name}: {replies:?}\n"));
         }
@@ -1025,6 +1237,261 @@ mod tests {
         expect_file!["../test_data/python.expected"].assert_eq(&rendered_every_way(
             include_bytes!("../test_data/python.raw"),
         ));
+    }
+
+    #[test]
+    fn recorded_git_log_graph() {
+        check(
+            include_bytes!("../test_data/git-log-graph.raw"),
+            expect![[r#"
+                line "*   merge side"
+                line "|\\  "
+                line "| * side2"
+                line "| * side1"
+                line "* | main1"
+                line "|/  "
+                line "* c2"
+                line "* c1"
+                pending ""
+            "#]],
+        );
+    }
+
+    /// bash's readline on a window 20 columns wide, recorded: a command that wraps, edited
+    /// in the middle (the cursor goes up a row within it and back) and at its end. The
+    /// line feed readline moves down the wrapped row with ends the line, as it did before
+    /// rows were followed.
+    #[test]
+    fn recorded_readline_edit_of_a_wrapped_line() {
+        let mut renderer = Renderer::new(20, 10);
+        let mut out = Rendered::default();
+        renderer.feed(
+            include_bytes!("../test_data/bash-wrapped-edit.raw"),
+            &mut out,
+        );
+        renderer.fix(&mut out);
+        expect![[r#"
+            (
+                [
+                    "$ echo Xaaaaaaaaaabbbbbbbbbbcccccccccc",
+                    "                Z",
+                    "XaaaaaaaaaabbbbbbbbbbccccccccZ",
+                    "$ exit",
+                    "exit",
+                ],
+                "",
+            )
+        "#]]
+        .assert_debug_eq(&(out.lines, renderer.pending()));
+    }
+
+    /// Frames of two progress bars as uv, pip and rich draw them: each row erased and drawn
+    /// again, and each frame after the first drawn over the one before (cursor up two
+    /// rows), unless `over` says the first is drawn over earlier ones too.
+    fn two_bars(frames: &[(u32, u32)], over: bool) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        for (i, (a, b)) in frames.iter().enumerate() {
+            if i > 0 || over {
+                bytes.extend_from_slice(b"\x1b[2A");
+            }
+            bytes.extend(
+                format!("\r\x1b[2Kget a.whl {a:>3}%\r\n\r\x1b[2Kget b.whl {b:>3}%\r\n").bytes(),
+            );
+        }
+        bytes
+    }
+
+    const FRAMES: [(u32, u32); 5] = [(0, 0), (25, 10), (50, 20), (75, 35), (100, 50)];
+
+    /// What each read delivers when `reads` come one after another, each read after its
+    /// bytes were fed.
+    fn read_in_turn(reads: &[&[u8]]) -> String {
+        let mut renderer = Renderer::new(120, 40);
+        let mut text = String::new();
+        for (i, bytes) in reads.iter().enumerate() {
+            let mut out = Rendered::default();
+            renderer.feed(bytes, &mut out);
+            renderer.fix(&mut out);
+            text.push_str(&format!("read {i}\n"));
+            for line in &out.lines {
+                text.push_str(&format!("  line {line:?}\n"));
+            }
+            text.push_str(&format!("  pending {:?}\n", renderer.pending()));
+        }
+        text
+    }
+
+    #[test]
+    fn rows_redrawn_before_they_are_read_come_as_last_drawn() {
+        let mut bytes = two_bars(&FRAMES, false);
+        bytes.extend_from_slice(b"done\r\n$ ");
+        check(
+            &bytes,
+            expect![[r#"
+                line "get a.whl 100%"
+                line "get b.whl  50%"
+                line "done"
+                pending "$ "
+            "#]],
+        );
+    }
+
+    #[test]
+    fn rows_read_mid_way_stay_as_delivered_and_the_rest_come_as_last_drawn() {
+        let mut rest = two_bars(&FRAMES[2..], true);
+        rest.extend_from_slice(b"done\r\n");
+        expect![[r#"
+            read 0
+              line "get a.whl  25%"
+              line "get b.whl  10%"
+              pending ""
+            read 1
+              line "get a.whl 100%"
+              line "get b.whl  50%"
+              line "done"
+              pending ""
+        "#]]
+        .assert_eq(&read_in_turn(&[&two_bars(&FRAMES[..2], false), &rest]));
+        // A row drawn again as it was delivered is no new line.
+        let same = two_bars(&[(25, 10), (25, 20)], true);
+        expect![[r#"
+            read 0
+              line "get a.whl  25%"
+              line "get b.whl  10%"
+              pending ""
+            read 1
+              line "get b.whl  20%"
+              pending ""
+        "#]]
+        .assert_eq(&read_in_turn(&[&two_bars(&FRAMES[..2], false), &same]));
+    }
+
+    #[test]
+    fn redrawn_rows_then_ordinary_lines() {
+        let mut bytes = b"$ pip install x\r\n".to_vec();
+        bytes.extend(two_bars(&FRAMES, false));
+        bytes.extend_from_slice(b"Installed 2 packages\r\nok\r\n$ ");
+        check(
+            &bytes,
+            expect![[r#"
+                line "$ pip install x"
+                line "get a.whl 100%"
+                line "get b.whl  50%"
+                line "Installed 2 packages"
+                line "ok"
+                pending "$ "
+            "#]],
+        );
+    }
+
+    /// indicatif (uv) and rich (pip) clear a frame before drawing the next one: up a row
+    /// and erase it, row by row; cleared for good, the rows are drawn over by what follows.
+    #[test]
+    fn bars_cleared_row_by_row() {
+        let frame = |a: u32, b: u32| format!("get a {a:>3}%\r\nget b {b:>3}%");
+        let clear = "\r\x1b[2K\x1b[1A\r\x1b[2K";
+        let bytes = format!(
+            "{}{clear}{}{clear}{}{clear}Installed 2 packages in 3ms\r\n$ ",
+            frame(0, 0),
+            frame(50, 10),
+            frame(100, 100)
+        );
+        check(
+            bytes.as_bytes(),
+            expect![[r#"
+                line "Installed 2 packages in 3ms"
+                pending "$ "
+            "#]],
+        );
+    }
+
+    #[test]
+    fn docker_pull() {
+        check(
+            include_bytes!("../test_data/docker-pull.raw"),
+            expect![[r#"
+                line "latest: Pulling from library/ubuntu"
+                line "6e909acdb790: Pull complete "
+                line "5c4a7b8e2d1f: Pull complete "
+                line "9b2d3c4e5f60: Pull complete "
+                line "Digest: sha256:80dd3c3b9c6cecb9f1667e9290b3bc61b78c2678c02cbdae5f0fea92cc6734ab"
+                line "Status: Downloaded newer image for ubuntu:latest"
+                line "docker.io/library/ubuntu:latest"
+                pending ""
+            "#]],
+        );
+    }
+
+    /// `top` on the main screen, recorded: six frames, each repainted from the top-left
+    /// corner (rows that did not change are skipped with a line feed).
+    #[test]
+    fn a_repainted_window_reads_as_one_frame() {
+        let top = include_bytes!("../test_data/screen/top.raw");
+        let frames = |text: &str| {
+            let lines: Vec<&str> = text.lines().collect();
+            let starts = lines.iter().filter(|l| l.contains("top - ")).count();
+            let merged = lines.iter().any(|l| {
+                l.contains("top - ") && !l.trim_start_matches("  line \"").starts_with("top - ")
+            });
+            (lines.len(), starts, merged)
+        };
+        // Read once at the end: the last frame, once.
+        let once = read_in_turn(&[top]);
+        assert_eq!(frames(&once), (1 + 39 + 1, 1, false), "{once}");
+        // Read after each frame: the rows that changed, never two frames in one line.
+        let cuts = [0, 6223, 11520, 16969, 22262, 27715, top.len()];
+        let reads: Vec<&[u8]> = cuts.windows(2).map(|w| &top[w[0]..w[1]]).collect();
+        let each = read_in_turn(&reads);
+        for read in each.split("read ").skip(1) {
+            let (lines, starts, merged) = frames(read);
+            assert!(lines <= 1 + 39 + 1 && starts <= 1 && !merged, "{read}");
+        }
+    }
+
+    #[test]
+    fn a_clear_keeps_what_was_not_read() {
+        check(
+            b"one\r\ntwo\r\nthree\x1b[H\x1b[2Jafter\r\n\x1b[3;1Hrow three\r\n",
+            expect![[r#"
+                line "one"
+                line "two"
+                line "three"
+                line "after"
+                line ""
+                line "row three"
+                pending ""
+            "#]],
+        );
+    }
+
+    /// A completion menu drawn below the input line and erased (ED 0) before anyone read it
+    /// never becomes lines.
+    #[test]
+    fn rows_erased_before_they_are_read_are_no_lines() {
+        check(
+            b">>> pri\r\n  print\r\n  printf\x1b[2A\r\x1b[7C\x1b[Jnt(1)\r\n1\r\n>>> ",
+            expect![[r#"
+                line ">>> print(1)"
+                line "1"
+                pending ">>> "
+            "#]],
+        );
+    }
+
+    /// While a scroll region smaller than the window is set (apt's progress line at the
+    /// bottom), rows are not followed: the line view of before.
+    #[test]
+    fn a_scroll_region_turns_rows_off() {
+        check(
+            b"Unpacking a\r\n\x1b7\x1b[0;39r\x1b8\x1b[1A\r\nSetting up a\r\n\x1b7\x1b[40;0fProgress: [ 50%]\x1b8Setting up b\r\n\x1b7\x1b[0;40r\x1b8\x1b[J",
+            expect![[r#"
+                line "Unpacking a"
+                line ""
+                line "Setting up a"
+                line "Progress: [ 50%]Setting up b"
+                pending ""
+            "#]],
+        );
     }
 
     /// One thing a program does to a line, for the model test.
@@ -1284,6 +1751,67 @@ mod tests {
         }
     }
 
+    /// One thing a program does to the rows of its window, for the window test: line
+    /// edits, movements between rows, erasing, and a read by the agent.
+    #[derive(Debug, Clone)]
+    enum RowOp {
+        Print(char),
+        Newline,
+        Return,
+        Backspace,
+        Up(u16),
+        Down(u16),
+        Goto(u16, u16),
+        EraseInLine(u16),
+        EraseBelow,
+        EraseScreen,
+        Read,
+    }
+
+    impl RowOp {
+        fn bytes(&self) -> Vec<u8> {
+            match self {
+                RowOp::Print(c) => c.to_string().into_bytes(),
+                RowOp::Newline => b"\r\n".to_vec(),
+                RowOp::Return => b"\r".to_vec(),
+                RowOp::Backspace => b"\x08".to_vec(),
+                RowOp::Up(n) => format!("\x1b[{n}A").into_bytes(),
+                RowOp::Down(n) => format!("\x1b[{n}B").into_bytes(),
+                RowOp::Goto(row, col) => format!("\x1b[{row};{col}H").into_bytes(),
+                RowOp::EraseInLine(n) => format!("\x1b[{n}K").into_bytes(),
+                RowOp::EraseBelow => b"\x1b[J".to_vec(),
+                RowOp::EraseScreen => b"\x1b[2J".to_vec(),
+                RowOp::Read => Vec::new(),
+            }
+        }
+    }
+
+    fn row_op() -> impl proptest::strategy::Strategy<Value = RowOp> {
+        use proptest::prelude::*;
+        prop_oneof![
+            10 => proptest::sample::select(vec!['a', 'b', 'c', ' ', 'é']).prop_map(RowOp::Print),
+            3 => Just(RowOp::Newline),
+            1 => Just(RowOp::Return),
+            1 => Just(RowOp::Backspace),
+            2 => (0u16..4).prop_map(RowOp::Up),
+            2 => (0u16..4).prop_map(RowOp::Down),
+            2 => (1u16..10, 1u16..20).prop_map(|(row, col)| RowOp::Goto(row, col)),
+            1 => (0u16..3).prop_map(RowOp::EraseInLine),
+            1 => Just(RowOp::EraseBelow),
+            1 => Just(RowOp::EraseScreen),
+            2 => Just(RowOp::Read),
+        ]
+    }
+
+    /// The lines that hold more than blanks, trailing blanks trimmed.
+    fn nonblank(lines: &[String]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|line| line.trim_end_matches(' ').to_owned())
+            .filter(|line| !line.is_empty())
+            .collect()
+    }
+
     use proptest::strategy::Strategy as _;
 
     proptest::proptest! {
@@ -1306,24 +1834,91 @@ mod tests {
             let whole = render(40, &mut std::iter::once(input.as_slice()));
             let chunks = render(40, &mut chunked(&input, seed).into_iter());
             proptest::prop_assert_eq!(whole, chunks);
-            let mut renderer = Renderer::new(40);
+            let mut renderer = Renderer::new(120, 40);
             let mut out = Rendered::default();
             renderer.feed(&input, &mut out);
+            renderer.fix(&mut out);
             proptest::prop_assert!(out.lines.iter().all(|l| l.len() <= MAX_LINE_BYTES));
             proptest::prop_assert!(renderer.pending().len() <= MAX_LINE_BYTES);
+        }
+
+        /// Rows redrawn with cursor movements, row addresses and erasing: the window shows
+        /// what an emulator fed the same bytes shows, and the lines delivered, followed by
+        /// the window, are the rows the emulator scrolled away followed by its screen
+        /// (blank rows aside, which the terminal keeps and lines need not) — except where
+        /// a read fixed a row before it was redrawn or erased: then the rows that were
+        /// delivered are still there besides, every row the emulator has among them.
+        /// Printing stops short of the last column (a line view does not wrap where a
+        /// terminal would), and erasing below from the top-left corner, which clears the
+        /// screen for the emulator, keeps the rows nobody has read.
+        #[test]
+        fn rows_agree_with_the_screen(
+            ops in proptest::collection::vec(row_op(), 0..200),
+            rows in 3u16..8,
+            reads: bool,
+        ) {
+            const COLS: u16 = 20;
+            let mut renderer = Renderer::new(COLS, rows);
+            let mut emulator = crate::screen::Emulator::with_history(COLS, rows, 100_000);
+            let mut out = Rendered::default();
+            let mut fixed = false;
+            for op in &ops {
+                match op {
+                    RowOp::Read => {
+                        if reads {
+                            renderer.fix(&mut out);
+                            fixed = true;
+                        }
+                        continue;
+                    }
+                    RowOp::Print(_) if renderer.line.col + 1 >= usize::from(COLS) => continue,
+                    RowOp::EraseBelow if renderer.rows.at_home(renderer.line.col) => continue,
+                    _ => {}
+                }
+                renderer.feed(&op.bytes(), &mut out);
+                emulator.feed(&op.bytes());
+            }
+            let window = renderer.rows.screen(&renderer.line.text);
+            proptest::prop_assert!(window.len() <= usize::from(rows), "{:?}", window);
+            for row in 0..rows {
+                let ours = window.get(usize::from(row)).map_or("", |l| l.trim_end_matches(' '));
+                proptest::prop_assert_eq!(ours, emulator.row_text(row), "row {}", row);
+            }
+            let col = renderer.line.col;
+            let cursor = emulator.cursor();
+            proptest::prop_assert_eq!(
+                (renderer.rows.cursor_row(col), renderer.rows.screen_col(col)),
+                (usize::from(cursor.row), usize::from(cursor.col))
+            );
+            let mut ours = out.lines.clone();
+            ours.extend(window);
+            let mut theirs = emulator.history();
+            theirs.extend((0..rows).map(|row| emulator.row_text(row)));
+            let (ours, theirs) = (nonblank(&ours), nonblank(&theirs));
+            if !fixed {
+                proptest::prop_assert_eq!(ours, theirs);
+            } else {
+                let mut left = ours.clone();
+                for line in &theirs {
+                    let found = left.iter().position(|l| l == line);
+                    proptest::prop_assert!(found.is_some(), "{:?} missing from {:?}", line, ours);
+                    left.remove(found.expect("found"));
+                }
+            }
         }
 
         /// The renderer's lines and pending line are the model's, cell for cell.
         #[test]
         fn lines_follow_the_cell_model(ops in proptest::collection::vec(op(), 0..400)) {
             let mut model = Model::default();
-            let mut renderer = Renderer::new(40);
+            let mut renderer = Renderer::new(120, 40);
             let mut out = Rendered::default();
             for op in &ops {
                 model.apply(op);
                 renderer.feed(&op.bytes(), &mut out);
                 proptest::prop_assert_eq!(renderer.line.col, model.col);
             }
+            renderer.fix(&mut out);
             proptest::prop_assert_eq!(out.lines, model.lines);
             proptest::prop_assert_eq!(renderer.pending(), text(&model.cells));
         }
@@ -1344,13 +1939,14 @@ mod tests {
             // 100 ops that each reach at most 10 columns further stay within 1,024 columns,
             // and 128 rows hold every line without scrolling.
             let mut emulator = crate::screen::Emulator::new(1024, 128);
-            let mut renderer = Renderer::new(128);
+            let mut renderer = Renderer::new(1024, 128);
             let mut out = Rendered::default();
             for op in &ops {
                 if erases_half_a_wide_character(&renderer.line, op) {
                     continue;
                 }
                 renderer.feed(&op.bytes(), &mut out);
+                renderer.fix(&mut out);
                 emulator.feed(&op.bytes());
                 let row = u16::try_from(out.lines.len()).expect("fewer than 128 lines");
                 let cursor = emulator.cursor();

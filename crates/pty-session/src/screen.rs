@@ -228,8 +228,13 @@ impl Emulator {
     /// The visible row `row` as text, trailing blanks trimmed: a wide character once (its
     /// spacer cell is skipped), combining characters after their base.
     pub(crate) fn row_text(&self, row: u16) -> String {
+        self.text_of(Line(i32::from(row)))
+    }
+
+    /// The text of grid line `line` (negative: scrolled out), as [`row_text`](Self::row_text).
+    fn text_of(&self, line: Line) -> String {
         let grid = self.term.grid();
-        let line = &grid[Line(i32::from(row))];
+        let line = &grid[line];
         let mut text = String::with_capacity(usize::from(self.cols));
         for col in 0..grid.columns() {
             let cell = &line[Column(col)];
@@ -280,6 +285,30 @@ impl Emulator {
             alt_screen: self.alt_screen(),
             status,
         }
+    }
+}
+
+#[cfg(test)]
+impl Emulator {
+    /// An empty window `cols`×`rows` that keeps `history` rows scrolled out of it, for
+    /// tests that compare what left the window.
+    pub(crate) fn with_history(cols: u16, rows: u16, history: usize) -> Emulator {
+        let mut emulator = Emulator::new(cols, rows);
+        let config = Config {
+            scrolling_history: history,
+            ..Config::default()
+        };
+        emulator.term = Term::new(config, &Size { cols, rows }, VoidListener);
+        emulator
+    }
+
+    /// The rows scrolled out of the window, oldest first, as [`row_text`](Self::row_text).
+    pub(crate) fn history(&self) -> Vec<String> {
+        let kept = self.term.grid().history_size();
+        (1..=kept)
+            .rev()
+            .map(|back| self.text_of(Line(-(back as i32))))
+            .collect()
     }
 }
 
@@ -612,7 +641,7 @@ mod tests {
         let mut shell = b"$ top -d 0.5\r\n".to_vec();
         shell.extend_from_slice(&"x\r\n".repeat(20_000).into_bytes());
         let mut window = Window::new(120, 40);
-        let mut renderer = crate::render::Renderer::new(40);
+        let mut renderer = crate::render::Renderer::new(120, 40);
         let mut out = crate::render::Rendered::default();
         for chunk in shell.chunks(4093).chain(top.chunks(4093)) {
             renderer.feed(chunk, &mut out);

@@ -491,8 +491,8 @@ impl PtyService {
         };
         let mut state = session.state();
         let output = match request.from {
-            Some(from) => state.scrollback.reread(from, budget),
-            None => state.scrollback.read(budget),
+            Some(from) => state.reread(from, budget),
+            None => state.read(budget),
         };
         Ok(Tail {
             output,
@@ -589,7 +589,7 @@ impl PtyService {
                     status: state.status(),
                     cwd: session.origin.cwd.clone(),
                     started_at: session.origin.started_at,
-                    unread_lines: state.scrollback.unread(),
+                    unread_lines: state.unread(),
                     pending: state.renderer.pending(),
                     alt_screen: state.renderer.alt_screen(),
                     sandbox: session.origin.sandbox,
@@ -764,7 +764,7 @@ impl PtyService {
         })?;
         let mut state = session.state();
         state.window.resize(cols, rows);
-        state.renderer.resize(rows);
+        state.renderer.resize(cols, rows);
         if (cols, rows) != (old_cols, old_rows) {
             state.tap.resize(cols, rows);
         }
@@ -811,7 +811,7 @@ fn look(session: &Session) -> Reply {
 fn reply(session: &Session, budget: Budget) -> Reply {
     let mut state = session.state();
     Reply {
-        output: state.scrollback.read(budget),
+        output: state.read(budget),
         pending: state.renderer.pending(),
         status: state.status(),
         screen: state.alt_screen(),

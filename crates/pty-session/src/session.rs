@@ -106,6 +106,53 @@ impl State {
         self.exit.map_or(Status::Running, Status::Exited)
     }
 
+    /// Delivers the unread lines within `budget` and moves the cursor past them: the rows
+    /// the program may still redraw become lines first, as they read now (see
+    /// [`crate::rows`]).
+    pub(crate) fn read(&mut self, budget: crate::scrollback::Budget) -> crate::Output {
+        self.fix();
+        self.scrollback.read(budget)
+    }
+
+    /// Re-reads the completed lines from line `from` on within `budget`, leaving the
+    /// cursor: the rows a read would deliver now become lines first, so that they have
+    /// numbers to be re-read by.
+    pub(crate) fn reread(&mut self, from: u64, budget: crate::scrollback::Budget) -> crate::Output {
+        self.fix();
+        self.scrollback.reread(from, budget)
+    }
+
+    /// Makes lines of the rows a read would deliver now.
+    fn fix(&mut self) {
+        let mut fixed = Rendered::default();
+        self.renderer.fix(&mut fixed);
+        for line in fixed.lines {
+            self.scrollback.push_recycling(line, &mut fixed.spare);
+        }
+    }
+
+    /// How many completed lines a read would deliver now (some may have fallen out of the
+    /// scrollback), the rows still open counted.
+    pub(crate) fn unread(&self) -> u64 {
+        self.scrollback.unread() + self.renderer.unread_count() as u64
+    }
+
+    /// The completed lines from line `from` on that are kept, then the rows a read would
+    /// deliver now, counted on from the last line's number (`from` may be among them):
+    /// the text a wait for a pattern looks at, besides the pending line.
+    pub(crate) fn lines_from(&self, from: u64) -> impl Iterator<Item = &str> {
+        let rows = from.saturating_sub(self.scrollback.line_end());
+        self.scrollback
+            .lines_from(from)
+            .chain(self.renderer.unread_rows().skip(rows as usize))
+    }
+
+    /// The number the next line will have once the rows a read would deliver now are
+    /// lines: what [`lines_from`](Self::lines_from) counts up to.
+    pub(crate) fn lines_end(&self) -> u64 {
+        self.scrollback.line_end() + self.renderer.unread_count() as u64
+    }
+
     /// What the window shows now, starting the emulator if none runs yet.
     pub(crate) fn screen(&mut self) -> crate::Screen {
         let status = self.status();
@@ -172,7 +219,7 @@ impl Session {
             origin,
             master: Arc::new(crate::pty::register(master)?),
             state: Mutex::new(State {
-                renderer: Renderer::new(rows),
+                renderer: Renderer::new(cols, rows),
                 window: Window::new(cols, rows),
                 scrollback,
                 exit: None,

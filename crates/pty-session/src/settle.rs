@@ -201,10 +201,9 @@ pub(crate) async fn settle(
         let mut seen = {
             let state = session.state();
             let matched = plan.until.as_ref().is_some_and(|until| {
-                let matched = state
-                    .scrollback
-                    .lines_from(checked)
-                    .any(|l| until.is_match(l))
+                // The rows still open are looked at each time: the program may redraw
+                // them until they are read.
+                let matched = state.lines_from(checked).any(|l| until.is_match(l))
                     || (base.output_seq != Some(state.output_seq)
                         && until.is_match(&state.renderer.pending()));
                 checked = state.scrollback.line_end();

@@ -90,7 +90,7 @@ impl PtyService {
             .saturating_sub(RECENT_LINES)
             .max(state.scrollback.line_begin());
         let mut recent = String::new();
-        for line in state.scrollback.lines_from(from) {
+        for line in state.lines_from(from) {
             recent.push_str(line.strip_suffix('\n').unwrap_or(line));
             recent.push_str("\r\n");
         }

@@ -20,6 +20,7 @@ mod people;
 mod persist;
 mod progress;
 mod recordings;
+mod redraws;
 mod replies;
 mod robustness;
 mod sandbox;

@@ -13,6 +13,7 @@ mod listing;
 mod owners;
 mod people;
 mod progress;
+mod redraws;
 mod sandbox;
 mod screens;
 mod settle;
