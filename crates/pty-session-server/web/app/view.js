@@ -13,6 +13,9 @@
   // is the wait before this look, `changed` whether it found a new screen.
   const FAST_MS = 500;
   const SLOW_MS = 2000;
+  // A look whose answer has not come by then is given up (a host may drop a message):
+  // the view looks again rather than wait on it for good.
+  const LOOK_TIMEOUT_MS = 5000;
   function nextDelay(delay, changed) {
     if (changed) return FAST_MS;
     return Math.min(SLOW_MS, Math.max(FAST_MS, delay * 2));
@@ -208,7 +211,12 @@
     busy = true;
     let changed = false;
     try {
-      const screen = await call("pty_screen", { id: sessionId, frame: true });
+      let giveUp;
+      const late = new Promise((_, reject) => {
+        giveUp = setTimeout(() => reject(new Error("no answer from the host yet")), LOOK_TIMEOUT_MS);
+      });
+      const screen = await Promise.race([call("pty_screen", { id: sessionId, frame: true }), late])
+        .finally(() => clearTimeout(giveUp));
       if (stopped) return;
       changed = draw(screen);
       if (screen.status === "exited") {
