@@ -37,6 +37,7 @@ pub mod mcp_sessions;
 pub mod memory;
 pub mod owner;
 pub mod persist;
+pub mod persist_peer;
 pub mod priming;
 pub mod progress;
 pub mod refusal;

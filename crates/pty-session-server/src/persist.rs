@@ -2,7 +2,8 @@
 //! server that holds the sessions, so that they outlive the client that opened them.
 //!
 //! The background server listens on a Unix socket in [`socket_dir`] (0700; the socket
-//! 0600) and serves only peers of its own user (`SO_PEERCRED`). Each connection starts
+//! 0600) and serves only peers of its own user (`SO_PEERCRED`), and none that runs in
+//! one of its own sandboxed sessions ([`crate::persist_peer`]). Each connection starts
 //! with one JSON line, a [`Hello`]: `mcp` (then MCP lines both ways, as over stdio, for
 //! the named owner), `ls` or `stop`. A client that finds no server starts one; the
 //! server holds an exclusive lock on a file beside the socket while it runs, so of two
@@ -29,6 +30,8 @@ use tokio_util::task::TaskTracker;
 
 use crate::config::PersistSettings;
 use crate::owner::Owners;
+use crate::persist_peer::Refused;
+use crate::refusal::{self, Cause};
 use crate::tools::PtyTools;
 
 /// The socket's name in [`socket_dir`].
@@ -406,6 +409,16 @@ pub async fn serve(
                     Ok(cred) if cred.uid() == uid => {
                         let server = server.clone();
                         server.clients.clone().spawn(async move {
+                            // A sandboxed session must not open unsandboxed ones here.
+                            if let Err(refused) = crate::persist_peer::check(cred.pid()) {
+                                let cause = match refused {
+                                    Refused::SandboxedSession => Cause::SandboxedPeer,
+                                    Refused::Unknown => Cause::UnknownPeer,
+                                };
+                                let pid = cred.pid().unwrap_or(0);
+                                refusal::log(cause, None, &format_args!(" (pid {pid})"));
+                                return;
+                            }
                             if let Err(err) = server.client(stream).await {
                                 tracing::info!("a client: {err:#}");
                             }

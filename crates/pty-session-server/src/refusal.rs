@@ -34,6 +34,11 @@ pub enum Cause {
     ConnectionCap,
     /// `SESSION_LIMIT`: the token has all the MCP sessions it may.
     McpSessionLimit,
+    /// The background server closed a connection from a process of one of its own
+    /// sandboxed sessions.
+    SandboxedPeer,
+    /// The background server closed a connection whose process it cannot read.
+    UnknownPeer,
 }
 
 impl Cause {
@@ -48,6 +53,8 @@ impl Cause {
             Cause::ForeignOrigin => "foreign-origin",
             Cause::ConnectionCap => "connection-cap",
             Cause::McpSessionLimit => "mcp-session-limit",
+            Cause::SandboxedPeer => "sandboxed-peer",
+            Cause::UnknownPeer => "unknown-peer",
         }
     }
 
@@ -66,6 +73,10 @@ impl Cause {
             Cause::ForeignOrigin => "403: the Origin is not a loopback address",
             Cause::ConnectionCap => "a connection closed: every open one serves a request",
             Cause::McpSessionLimit => "SESSION_LIMIT: the token has all the MCP sessions it may",
+            Cause::SandboxedPeer => {
+                "a process of a sandboxed session connected to the background server"
+            }
+            Cause::UnknownPeer => "a process the background server cannot read connected to it",
         }
     }
 }

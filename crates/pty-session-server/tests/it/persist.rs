@@ -348,3 +348,112 @@ async fn sigkill_of_the_background_server_leaves_no_orphan_within_2_seconds() {
     let again = runtime.client(&project, &[]).await;
     assert!(sessions(&call(&again.client, "pty_list", json!({})).await).is_empty());
 }
+
+/// A script that connects to `socket` as `mcp --persist` would and asks for a session
+/// (`sleep 305`); prints `SERVED` with what came back, or `REFUSED`.
+fn escape_probe(socket: &Path) -> String {
+    let lines = [
+        json!({"op": "mcp", "owner": "escape", "cwd": null}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "pty_open", "arguments": {"command": "sleep 305", "settle": "none"}}}),
+    ];
+    let payload: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    format!(
+        "import socket\ns=socket.socket(socket.AF_UNIX)\ns.settimeout(20)\ngot=b''\ntry:\n s.connect({socket:?})\n s.sendall({payload:?}.encode())\n while b'\"id\":2' not in got:\n  chunk=s.recv(65536)\n  if not chunk: break\n  got+=chunk\nexcept OSError as e:\n print('error', e)\nprint('SERVED' if got else 'REFUSED', len(got))\n",
+        socket = socket.to_str().unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn a_sandboxed_session_cannot_reach_the_background_server() {
+    let runtime = Runtime::new("escape");
+    let project = runtime.project("project");
+    std::fs::write(
+        project.join("probe.py"),
+        escape_probe(&runtime.dir().join("persist.sock")),
+    )
+    .unwrap();
+    let client = runtime.client(&project, &[]).await;
+    let probe = |sandbox: &'static str| {
+        let client = &client.client;
+        async move {
+            let result = call(
+                client,
+                "pty_open",
+                json!({"command": "python3 probe.py", "sandbox": sandbox, "settle": "none"}),
+            )
+            .await;
+            let id = ok(&result)["sessionId"].as_str().unwrap().to_owned();
+            let tail = call(
+                client,
+                "pty_tail",
+                json!({"id": id, "until": "^(SERVED|REFUSED)", "timeoutMs": 30_000}),
+            )
+            .await;
+            ok(&tail)["text"].as_str().unwrap().to_owned()
+        }
+    };
+    let escaped = || async {
+        let (listed, text) = runtime.run(&["ls", "--persist"]).await;
+        assert!(listed, "{text}");
+        text.contains("sleep 305")
+    };
+
+    for sandbox in ["workspace", "read-only"] {
+        let said = probe(sandbox).await;
+        assert!(said.contains("REFUSED 0"), "{sandbox}: {said}");
+        assert!(!escaped().await, "{sandbox}: no session was opened");
+    }
+    // A daemon of a sandboxed session, in a session of its own, is no more reachable.
+    let daemon = project.join("daemon.out");
+    call(
+        &client.client,
+        "pty_open",
+        json!({"command": "setsid -f python3 probe.py > daemon.out 2>&1", "sandbox": "workspace"}),
+    )
+    .await;
+    eventually("the daemon's probe to finish", || {
+        std::fs::read_to_string(&daemon).is_ok_and(|said| said.contains('\n'))
+    })
+    .await;
+    let said = std::fs::read_to_string(&daemon).unwrap();
+    assert!(said.contains("REFUSED 0"), "daemon: {said}");
+    // Nor is a sandboxed session of another server (a plain stdio one).
+    let mut stdio = runtime.command(&["mcp"]);
+    stdio.current_dir(&project);
+    let other = stdio_server_from(stdio).await;
+    let result = call(
+        &other.client,
+        "pty_open",
+        json!({"command": "python3 probe.py", "sandbox": "workspace", "settle": "none"}),
+    )
+    .await;
+    let id = ok(&result)["sessionId"].as_str().unwrap().to_owned();
+    let tail = call(
+        &other.client,
+        "pty_tail",
+        json!({"id": id, "until": "^(SERVED|REFUSED)", "timeoutMs": 30_000}),
+    )
+    .await;
+    let said = ok(&tail)["text"].as_str().unwrap().to_owned();
+    assert!(
+        said.contains("REFUSED 0"),
+        "another server's session: {said}"
+    );
+    drop(other);
+    assert!(!escaped().await, "no session was opened");
+    let log = runtime.log();
+    assert!(log.contains("cause=\"sandboxed-peer\""), "{log}");
+
+    // The same script in an unsandboxed session is served: the check tells them apart.
+    let said = probe("none").await;
+    assert!(said.contains("SERVED"), "{said}");
+    assert!(escaped().await, "the unsandboxed probe opened its session");
+    let (stopped, said) = runtime.run(&["stop"]).await;
+    assert!(stopped, "{said}");
+    assert!(runtime.servers().is_empty());
+}
