@@ -155,7 +155,10 @@ async fn sessions_outlive_the_client_with_their_cursor_and_only_for_their_owner(
         text.push_str(ok(&tail)["text"].as_str().unwrap());
         lines += ok(&tail)["lines"].as_u64().unwrap();
     }
-    assert!(lines == 1 && text.ends_with("later\n"), "{lines} lines: {text:?}");
+    assert!(
+        lines == 1 && text.ends_with("later\n"),
+        "{lines} lines: {text:?}"
+    );
     let sent = call(
         &second.client,
         "pty_send",
