@@ -124,6 +124,9 @@ impl Plan {
 /// What the session looked like when the call began, to tell later what is new.
 pub(crate) struct Baseline {
     line_mark: u64,
+    /// How many lines there were, the rows still open counted (`State::lines_end`):
+    /// what tells that a line completed since, whether or not it was read or fixed yet.
+    lines_mark: u64,
     /// `None` for a tail: the pending line as it is counts for `until`.
     output_seq: Option<u64>,
     /// The shape of the prompt whose return ends the settle where waits cannot be seen;
@@ -139,6 +142,7 @@ impl Baseline {
         let state = session.state();
         Baseline {
             line_mark: state.scrollback.line_end(),
+            lines_mark: state.lines_end(),
             output_seq: Some(state.output_seq),
             prompt: Some(PromptShape::any()),
             prompt_after_line: false,
@@ -156,6 +160,7 @@ impl Baseline {
         };
         Baseline {
             line_mark: state.scrollback.line_end(),
+            lines_mark: state.lines_end(),
             output_seq: Some(state.output_seq),
             prompt,
             prompt_after_line: true,
@@ -165,8 +170,10 @@ impl Baseline {
     /// Taken when a tail starts to wait: nothing is written, so the unread lines and the
     /// pending line as it is count as new for `until`.
     pub(crate) fn unread(session: &Session) -> Baseline {
+        let state = session.state();
         Baseline {
-            line_mark: session.state().scrollback.cursor(),
+            line_mark: state.scrollback.cursor(),
+            lines_mark: state.lines_end(),
             output_seq: None,
             prompt: None,
             prompt_after_line: false,
@@ -212,10 +219,11 @@ pub(crate) async fn settle(
             // A full screen has no prompt line: quiet ends the settle there.
             settler.prompt_known = base.prompt.is_some() && !state.renderer.alt_screen();
             // The prompt has come back: a pending line of its shape, after the command's
-            // output (a line completed since a send: its echo at least).
+            // output (a line completed since a send: its echo at least, which may still be
+            // a row the program could redraw).
             let prompt = settler.wants_prompt()
                 && base.output_seq != Some(state.output_seq)
-                && (!base.prompt_after_line || state.scrollback.line_end() > base.line_mark)
+                && (!base.prompt_after_line || state.lines_end() > base.lines_mark)
                 && base
                     .prompt
                     .as_ref()
