@@ -1,8 +1,12 @@
 //! Helpers that the workspace's tests and its benchmark share: whether a process is still
 //! alive, a process's parent and children by name, waiting until a condition holds, and
-//! running a test in a process of its own. Not published.
+//! running a test in a process of its own; with the feature `sshd`, a local OpenSSH
+//! server ([`sshd`]). Not published.
 
 use std::time::{Duration, Instant};
+
+#[cfg(feature = "sshd")]
+pub mod sshd;
 
 /// Whether process `pid` exists and runs: a zombie (or a dead task) counts as gone.
 ///

@@ -26,5 +26,6 @@ mod robustness;
 mod sandbox;
 mod schema;
 mod screens;
+mod ssh;
 mod support;
 mod terminal_waits;

@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use pty_session::{
-    OpenRequest, Opened, Owner, PtyService, SendRequest, Sent, Settle, SettleReason, quote_word,
+    OpenRequest, Opened, Owner, PtyService, SendRequest, Sent, Settle, SettleReason,
 };
 
 use crate::support::*;
@@ -14,28 +14,11 @@ use crate::support::*;
 /// The remote command: two seconds of work, then a line.
 const SLOW_COMMAND: &str = "sleep 2; echo done";
 
-/// The plain `ssh` command that logs into `sshd` as the test account with `key` (a file
-/// in its directory), the host key known.
-fn ssh_command(sshd: &Sshd, key: &str, batch: bool) -> String {
-    sshd.trust_host_key();
-    let path = |name: &str| quote_word(sshd.dir.join(name).to_str().unwrap()).into_owned();
-    format!(
-        "exec ssh -F /dev/null -tt -p {port} -i {key} -o IdentitiesOnly=yes \
-         -o IdentityAgent=none -o BatchMode={batch} -o StrictHostKeyChecking=yes \
-         -o UserKnownHostsFile={known_hosts} -o GlobalKnownHostsFile=/dev/null \
-         -l {USER} 127.0.0.1",
-        port = sshd.port,
-        key = path(key),
-        batch = if batch { "yes" } else { "no" },
-        known_hosts = path("known_hosts"),
-    )
-}
-
 /// Opens plain `ssh` to `sshd` as the test account with its key, and waits for the login
 /// shell's prompt (a quiet settle with `until`, so that the set-up does not depend on
 /// the settle under test).
 async fn ssh_shell(sshd: &Sshd, pty: &PtyService, owner: &Owner) -> Opened {
-    let command = ssh_command(sshd, "id_ed25519", true);
+    let command = sshd.ssh_command("id_ed25519", true);
     let request = OpenRequest::new(command)
         .settle(Settle::Quiet)
         .quiet_ms(20_000)
@@ -75,11 +58,6 @@ fn has_done(sent: &Sent) -> bool {
         .any(|line| line.trim_end() == "done")
 }
 
-/// The shell prompt of the test account (Debian's `.bashrc`): `user@host:dir$ `.
-fn is_shell_prompt(pending: &str, dir: &str) -> bool {
-    pending.starts_with(&format!("{USER}@")) && pending.ends_with(&format!(":{dir}$ "))
-}
-
 /// Sends `data` with the default settle; the reply and what it showed.
 async fn send_default(
     pty: &PtyService,
@@ -107,7 +85,7 @@ async fn ssh_with_the_default_settle_ends_when_the_prompt_comes_back() {
     // The open: ssh is silent while it connects and logs in, longer than the quiet
     // period; the open ends at the remote prompt.
     let start = Instant::now();
-    let request = OpenRequest::new(ssh_command(&sshd, "id_ed25519", true)).timeout_ms(20_000);
+    let request = OpenRequest::new(sshd.ssh_command("id_ed25519", true)).timeout_ms(20_000);
     let opened = pty
         .open(&owner, request, &Default::default())
         .await
@@ -187,7 +165,7 @@ async fn ssh_key_passphrase_prompt_settles_by_input() {
     let sshd = Sshd::start().await;
     let (pty, owner) = (service(), Owner::new("t"));
     let start = Instant::now();
-    let request = OpenRequest::new(ssh_command(&sshd, "id_passphrase", false)).timeout_ms(20_000);
+    let request = OpenRequest::new(sshd.ssh_command("id_passphrase", false)).timeout_ms(20_000);
     let opened = pty
         .open(&owner, request, &Default::default())
         .await

@@ -1,0 +1,109 @@
+//! Plain `ssh` to a local sshd through the real binary over MCP stdio, with the default
+//! settle (issue 23): ssh sleeps in poll on the terminal *and* its socket, so a settle
+//! there never ends on input, but when the remote prompt comes back (`settledBy:
+//! "prompt"`), at the open and after every command.
+
+use std::time::{Duration, Instant};
+
+use pty_session_testkit::sshd::{PROFILE_GREETING, Sshd, is_shell_prompt};
+use serde_json::{Value, json};
+
+use crate::support::{Client, call, ok, stdio_server};
+
+/// Sends `data` to session `id` with the default settle; the reply and what it showed.
+async fn send(client: &Client, id: &str, data: &str) -> (Value, String) {
+    let start = Instant::now();
+    let result = call(
+        client,
+        "pty_send",
+        json!({"id": id, "data": data, "timeoutMs": 20000}),
+    )
+    .await;
+    let sent = ok(&result).clone();
+    let seen = shows(data, &sent, "delta", start.elapsed());
+    (sent, seen)
+}
+
+/// What a reply showed, for failure messages.
+fn shows(what: &str, reply: &Value, output: &str, took: Duration) -> String {
+    format!(
+        "{what:?}: settled by {} after {took:?}; {output} {}; pending {}",
+        reply["settledBy"], reply[output], reply["pending"]
+    )
+}
+
+/// Whether `field` of `reply` has the line `line` (not merely the echoed command holding it).
+fn has_line(reply: &Value, field: &str, line: &str) -> bool {
+    reply[field]
+        .as_str()
+        .is_some_and(|text| text.lines().any(|l| l.trim_end() == line))
+}
+
+fn pending(reply: &Value) -> &str {
+    reply["pending"].as_str().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn ssh_over_mcp_with_the_default_settle_ends_when_the_prompt_comes_back() {
+    let sshd = Sshd::start().await;
+    let server = stdio_server(&[]).await;
+    let client = &server.client;
+
+    // The open: ssh is silent while it connects and logs in, longer than the quiet
+    // period; the open ends at the remote prompt.
+    let start = Instant::now();
+    let command = sshd.ssh_command("id_ed25519", true);
+    let result = call(
+        client,
+        "pty_open",
+        json!({"command": command, "timeoutMs": 20000}),
+    )
+    .await;
+    let opened = ok(&result).clone();
+    let seen = shows("open", &opened, "initialOutput", start.elapsed());
+    assert_eq!(
+        opened["settledBy"],
+        "prompt",
+        "{seen}\nsshd's log:\n{}",
+        sshd.log().await
+    );
+    assert!(is_shell_prompt(pending(&opened), "~"), "{seen}");
+    assert!(
+        has_line(&opened, "initialOutput", PROFILE_GREETING),
+        "{seen}"
+    );
+    let id = opened["sessionId"].as_str().unwrap().to_owned();
+
+    // Two seconds of silence, then the line: whole in the send's own reply.
+    let (sent, seen) = send(client, &id, "sleep 2; echo done").await;
+    assert_eq!(sent["settledBy"], "prompt", "{seen}");
+    assert!(has_line(&sent, "delta", "done"), "{seen}");
+    assert!(is_shell_prompt(pending(&sent), "~"), "{seen}");
+
+    // `cd` changes the prompt; the next command still ends at it, with its output.
+    let (sent, seen) = send(client, &id, "cd /tmp").await;
+    assert_eq!(sent["settledBy"], "prompt", "{seen}");
+    assert!(is_shell_prompt(pending(&sent), "/tmp"), "{seen}");
+    let (sent, seen) = send(client, &id, "sleep 0.5; pwd").await;
+    assert_eq!(sent["settledBy"], "prompt", "{seen}");
+    assert!(has_line(&sent, "delta", "/tmp"), "{seen}");
+    assert!(is_shell_prompt(pending(&sent), "/tmp"), "{seen}");
+
+    // A remote python REPL: its prompt `>>> `, at the start and after a slow statement.
+    let (sent, seen) = send(client, &id, "/usr/bin/python3 -q").await;
+    assert_eq!(
+        (sent["settledBy"].as_str(), pending(&sent)),
+        (Some("prompt"), ">>> "),
+        "{seen}"
+    );
+    let (sent, seen) = send(client, &id, "import time; time.sleep(0.6); print(6*7)").await;
+    assert_eq!(
+        (sent["settledBy"].as_str(), pending(&sent)),
+        (Some("prompt"), ">>> "),
+        "{seen}"
+    );
+    assert!(has_line(&sent, "delta", "42"), "{seen}");
+
+    let closed = call(client, "pty_close", json!({"id": id})).await;
+    ok(&closed);
+}
