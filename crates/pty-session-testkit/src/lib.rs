@@ -1,7 +1,7 @@
 //! Helpers that the workspace's tests and its benchmark share: whether a process is still
 //! alive, a process's parent and children by name, waiting until a condition holds, and
 //! running a test in a process of its own; with the feature `sshd`, a local OpenSSH
-//! server ([`sshd`]). Not published.
+//! server (the `sshd` module). Not published.
 
 use std::time::{Duration, Instant};
 
