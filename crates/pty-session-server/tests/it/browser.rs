@@ -181,9 +181,16 @@ async fn a_person_logs_in_watches_and_types_through_the_web_view() {
         }),
     )
     .await;
+    // htop reads its layout from the user's config and writes it back: a home of its own
+    // keeps its header as the page's checks expect, whatever the machine's user has.
+    let htop_home = dir.join("htop-home");
+    std::fs::create_dir_all(&htop_home).unwrap();
     let (htop, _) = open(
         &agent,
-        json!({"command": "htop -d 100", "settle": "quiet", "quietMs": 500}),
+        json!({
+            "command": "htop -d 100", "settle": "quiet", "quietMs": 500,
+            "env": {"HOME": htop_home, "XDG_CONFIG_HOME": htop_home},
+        }),
     )
     .await;
     assert!(

@@ -233,12 +233,27 @@ for (const [width, height] of [[800, 600], [1280, 800], [1600, 1000]]) {
 }
 // htop redraws all of it (Ctrl-L), then opens its filter (F4) on the last row: once the
 // filter shows, the redraw before it is on the page. Its rows must be as first drawn.
-await evaluate("term.input('\\x0c\\x1bOS')");
-await waitFor("htop's filter prompt", `${lastRowText}.includes('Filter')`);
-const htopAgain = await cells();
-const same = compareRows(htopFirst, htopAgain, htopFirst.rows.length - 1);
-if (!same.compared.includes(header)) throw new Error("htop's column header changed text");
-step("htop first frame", { comparedRows: same.compared.length, header, cursor: htopFirst.cursor });
+// A first frame taken while htop was itself redrawing (its second look at the processes
+// comes a moment after its start, later on a loaded machine) shows that redraw half done:
+// the page is opened again for a new first frame, three times at most.
+let first = htopFirst;
+let same;
+for (let attempt = 1; ; attempt++) {
+  await evaluate("term.input('\\x0c\\x1bOS')");
+  await waitFor("htop's filter prompt", `${lastRowText}.includes('Filter')`);
+  const htopAgain = await cells();
+  same = compareRows(first, htopAgain, first.rows.length - 1);
+  if (same.compared.includes(header)) break;
+  if (attempt === 3) {
+    throw new Error(`htop's column header changed text: first ${JSON.stringify(first.rows[header].text)}, ` +
+      `then ${JSON.stringify(htopAgain.rows[header].text)}`);
+  }
+  await evaluate("term.input('\\x1b')");
+  await evaluate("document.getElementById('back').click()");
+  await openSession(HTOP_ID, "PID");
+  first = await cells();
+}
+step("htop first frame", { comparedRows: same.compared.length, header, cursor: first.cursor });
 await evaluate("term.input('\\x1b')");
 
 // 11. vim: its first frame as vim draws it itself, at 800x600 and 1600x1000.
