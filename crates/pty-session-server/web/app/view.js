@@ -30,6 +30,8 @@
   let term = null;
   let last = "";
   let busy = false;
+  // The person's keys, sent one call after the other.
+  let typing = Promise.resolve();
   let timer = null;
   let delay = FAST_MS;
   // Set once the session ended or the host tore the view down: nothing is called after.
@@ -163,7 +165,10 @@
       term.onData((data) => {
         if (!sessionId || stopped) return;
         // read false: the keys go to the program, the lines stay the agent's to read.
-        call("pty_send", { id: sessionId, data, submit: false, read: false, settle: "quiet", quietMs: 50, timeoutMs: 1000 })
+        // One send at a time, in the order typed: calls in flight together may reach the
+        // server in any order (6*7 and Enter would arrive as Enter, then 6*7).
+        typing = typing
+          .then(() => call("pty_send", { id: sessionId, data, submit: false, read: false, settle: "quiet", quietMs: 50, timeoutMs: 1000 }))
           .then(() => {
             delay = FAST_MS;
             schedule(0);
