@@ -1,5 +1,5 @@
 //! Plain `ssh` to a local sshd through the real binary over MCP stdio, with the default
-//! settle (issue 23): ssh sleeps in poll on the terminal *and* its socket, so a settle
+//! settle: ssh sleeps in poll on the terminal *and* its socket, so a settle
 //! there never ends on input, but when the remote prompt comes back (`settledBy:
 //! "prompt"`), at the open and after every command.
 

@@ -1,5 +1,5 @@
 //! "Settled by input" is never false, and prompts read from `/dev/tty` settle by input
-//! (issue 23), through the real binary over MCP stdio with the default settle.
+//! (docs/tools.md, "Settling"), through the real binary over MCP stdio with the default settle.
 
 use std::time::{Duration, Instant};
 

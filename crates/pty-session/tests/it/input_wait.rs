@@ -1,4 +1,4 @@
-//! Input wait must be true (issue 15): real programs that wait on a child's pipe, a
+//! Input wait must be true: real programs that wait on a child's pipe, a
 //! socket or their own pager are working, not waiting for the user, and a settle must not
 //! end on "input" before their output is there. Programs that really wait on their prompt
 //! still settle by input.
@@ -111,9 +111,9 @@ impl Repo {
     }
 }
 
-/// How many times the `git add -p` and `man` tests run their program: with the sampling
-/// of before issue 15, one run settled by input too early in about three tries of five,
-/// depending on the machine's load.
+/// How many times the `git add -p` and `man` tests run their program: with an earlier,
+/// coarser sampling of the group, one run settled by input too early in about three tries
+/// of five, depending on the machine's load.
 const ATTEMPTS: usize = 3;
 
 /// `git add -p` reads the diff from a child's pipe before it shows a hunk: the open's reply

@@ -1,4 +1,4 @@
-//! "Settled by input" is never false, and every prompt settles by input (issue 23): a wait
+//! "Settled by input" is never false, and every prompt settles by input: a wait
 //! on the terminal with a short timer is not input wait until the timer fired (node's
 //! `await`, bash's `read -t`, a program reading the answer to its own terminal query), an
 //! exiting program is not waiting, and the terminal is every descriptor on the session's
