@@ -6,11 +6,12 @@ use std::os::unix::fs::{FileTypeExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 use tokio::process::Command;
 
 use crate::support::{
-    BIN, StdioServer, alive, call, eventually, ok, scratch, signal, stdio_server_from,
+    BIN, Client, StdioServer, alive, call, eventually, ok, scratch, signal, stdio_server_from,
 };
 
 /// A test's runtime directory; dropping it stops its background server.
@@ -352,8 +353,27 @@ async fn sigkill_of_the_background_server_leaves_no_orphan_within_2_seconds() {
     assert!(sessions(&call(&again.client, "pty_list", json!({})).await).is_empty());
 }
 
+/// What the probe opened by `opened` printed: its one line, waited for until complete.
+async fn verdict(client: &Client, opened: &CallToolResult) -> String {
+    let id = ok(opened)["sessionId"].as_str().unwrap().to_owned();
+    let tail = call(
+        client,
+        "pty_tail",
+        json!({"id": id, "until": "^(SERVED|REFUSED) .* end$", "timeoutMs": 30_000}),
+    )
+    .await;
+    let tail = ok(&tail);
+    // The line may still be the pending one when it matched.
+    format!(
+        "{}{}",
+        tail["text"].as_str().unwrap(),
+        tail["pending"].as_str().unwrap()
+    )
+}
+
 /// A script that connects to `socket` as `mcp --persist` would and asks for a session
-/// (`sleep 305`); prints `SERVED` with what came back, or `REFUSED`.
+/// (`sleep 305`); prints, in one write, `SERVED` with how much came back, or `REFUSED 0`,
+/// then why and `end`.
 fn escape_probe(socket: &Path) -> String {
     let lines = [
         json!({"op": "mcp", "owner": "escape", "cwd": null}),
@@ -366,7 +386,7 @@ fn escape_probe(socket: &Path) -> String {
     ];
     let payload: String = lines.iter().map(|line| format!("{line}\n")).collect();
     format!(
-        "import socket\ns=socket.socket(socket.AF_UNIX)\ns.settimeout(20)\ngot=b''\ntry:\n s.connect({socket:?})\n s.sendall({payload:?}.encode())\n while b'\"id\":2' not in got:\n  chunk=s.recv(65536)\n  if not chunk: break\n  got+=chunk\nexcept OSError as e:\n print('error', e)\nprint('SERVED' if got else 'REFUSED', len(got))\n",
+        "import socket\ns=socket.socket(socket.AF_UNIX)\ns.settimeout(20)\ngot=b''\nwhy=''\ntry:\n s.connect({socket:?})\n s.sendall({payload:?}.encode())\n while b'\"id\":2' not in got:\n  chunk=s.recv(65536)\n  if not chunk: break\n  got+=chunk\nexcept OSError as e:\n why=str(e)\nimport os\nos.write(1, ('%s %d %s end\\n' % ('SERVED' if got else 'REFUSED', len(got), why)).encode())\n",
         socket = socket.to_str().unwrap(),
     )
 }
@@ -390,14 +410,7 @@ async fn a_sandboxed_session_cannot_reach_the_background_server() {
                 json!({"command": "python3 probe.py", "sandbox": sandbox, "settle": "none"}),
             )
             .await;
-            let id = ok(&result)["sessionId"].as_str().unwrap().to_owned();
-            let tail = call(
-                client,
-                "pty_tail",
-                json!({"id": id, "until": "^(SERVED|REFUSED)", "timeoutMs": 30_000}),
-            )
-            .await;
-            ok(&tail)["text"].as_str().unwrap().to_owned()
+            verdict(client, &result).await
         }
     };
     let escaped = || async {
@@ -435,14 +448,7 @@ async fn a_sandboxed_session_cannot_reach_the_background_server() {
         json!({"command": "python3 probe.py", "sandbox": "workspace", "settle": "none"}),
     )
     .await;
-    let id = ok(&result)["sessionId"].as_str().unwrap().to_owned();
-    let tail = call(
-        &other.client,
-        "pty_tail",
-        json!({"id": id, "until": "^(SERVED|REFUSED)", "timeoutMs": 30_000}),
-    )
-    .await;
-    let said = ok(&tail)["text"].as_str().unwrap().to_owned();
+    let said = verdict(&other.client, &result).await;
     assert!(
         said.contains("REFUSED 0"),
         "another server's session: {said}"
