@@ -85,43 +85,34 @@ mod linux {
 #[cfg(target_os = "linux")]
 use linux::{blocked, confine, procfs, pty, shim, spawn, spawner, timer};
 
-mod answer;
 mod backend;
 mod config;
 mod error;
-mod frame;
-mod keys;
 pub mod nofile;
 mod owner;
-mod plain;
-mod progress;
-mod prompt;
 mod record;
-mod render;
 mod request;
-mod rows;
 mod sandbox;
-mod screen;
-mod scrollback;
 mod service;
 mod session;
 mod settle;
 mod signal;
 mod tap;
+mod term;
 mod watch;
 
 pub use backend::{Backend, Backends, ExecBackend, ShellBackend, quote_word};
 pub use config::Config;
 pub use error::{Error, Result};
 pub use owner::{Owner, SessionId};
-pub use progress::{Progress, ProgressFn};
 pub use request::{
     ExitStatus, OpenRequest, Opened, Output, Rest, SendRequest, Sent, SessionInfo, Settle,
     SettleReason, Status, Tail, TailRequest, limits,
 };
 pub use sandbox::{ABI_CEILING_VAR, Sandbox};
-pub use screen::{Position, Screen};
 pub use service::PtyService;
+pub use settle::progress::{Progress, ProgressFn};
+pub use term::screen::{Position, Screen};
 pub use tokio_util::sync::CancellationToken;
 pub use watch::{Watch, WatchEvent};
 
@@ -169,8 +160,8 @@ pub mod fuzzing {
     /// Renders `bytes` fed in pieces cut at `cuts` (offsets, ascending): the completed
     /// lines, the pending line and the replies to terminal queries.
     pub fn render(bytes: &[u8], cuts: &[usize]) -> (Vec<String>, String, Vec<u8>) {
-        let mut renderer = crate::render::Renderer::new(120, 40);
-        let mut out = crate::render::Rendered::default();
+        let mut renderer = crate::term::render::Renderer::new(120, 40);
+        let mut out = crate::term::render::Rendered::default();
         let mut at = 0;
         for &cut in cuts.iter().chain([&bytes.len()]) {
             let cut = cut.clamp(at, bytes.len());
@@ -182,5 +173,5 @@ pub mod fuzzing {
     }
 
     /// The longest line the renderer emits, in bytes.
-    pub const MAX_LINE_BYTES: usize = crate::render::MAX_LINE_BYTES;
+    pub const MAX_LINE_BYTES: usize = crate::term::render::MAX_LINE_BYTES;
 }

@@ -13,14 +13,14 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::owner::IdSource;
-use crate::progress;
 use crate::record::{Header, Recorder};
 use crate::request::limits;
-use crate::scrollback::{Budget, Scrollback};
 use crate::session::{Origin, Session};
+use crate::settle::progress;
 use crate::settle::{self, Baseline, Plan};
 use crate::spawn::{self, SpawnOptions, SpawnerHandle};
 use crate::tap::Tap;
+use crate::term::scrollback::{Budget, Scrollback};
 use crate::{
     Config, Error, OpenRequest, Opened, Output, Owner, Result, Screen, SendRequest, Sent,
     SessionId, SessionInfo, Status, Tail, TailRequest,
@@ -378,7 +378,7 @@ impl PtyService {
         if let Some(keys) = &request.keys {
             // The names are checked before anything else; their bytes depend on the modes
             // the program set, known once the session is found.
-            crate::keys::encode(keys, Default::default())
+            crate::term::keys::encode(keys, Default::default())
                 .map_err(|problem| Error::invalid("keys", problem))?;
         }
         let plan = Plan::new(&request.settle, start)?;
@@ -421,7 +421,7 @@ impl PtyService {
             self.resize(&session, request.cols, request.rows)?;
         }
         let mut bytes = match &request.keys {
-            Some(keys) => crate::keys::encode(keys, session.state().key_modes())
+            Some(keys) => crate::term::keys::encode(keys, session.state().key_modes())
                 .map_err(|problem| Error::invalid("keys", problem))?,
             None => Vec::with_capacity(request.data.len() + 1),
         };

@@ -17,12 +17,12 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::watch;
 
 use crate::procfs::{GroupCache, GroupProbe};
-use crate::render::{Rendered, Renderer};
-use crate::screen::Window;
-use crate::scrollback::Scrollback;
 use crate::shim::{REPORT_LEN, Report};
 use crate::spawn::Spawned;
 use crate::tap::Tap;
+use crate::term::render::{Rendered, Renderer};
+use crate::term::screen::Window;
+use crate::term::scrollback::Scrollback;
 use crate::{ExitStatus, Owner, SessionId, Status};
 
 /// A session as the service holds it.
@@ -108,8 +108,8 @@ impl State {
 
     /// Delivers the unread lines within `budget` and moves the cursor past them: the rows
     /// the program may still redraw become lines first, as they read now (see
-    /// [`crate::rows`]).
-    pub(crate) fn read(&mut self, budget: crate::scrollback::Budget) -> crate::Output {
+    /// [`crate::term::rows`]).
+    pub(crate) fn read(&mut self, budget: crate::term::scrollback::Budget) -> crate::Output {
         self.fix();
         self.scrollback.read(budget)
     }
@@ -117,7 +117,11 @@ impl State {
     /// Re-reads the completed lines from line `from` on within `budget`, leaving the
     /// cursor: the rows a read would deliver now become lines first, so that they have
     /// numbers to be re-read by.
-    pub(crate) fn reread(&mut self, from: u64, budget: crate::scrollback::Budget) -> crate::Output {
+    pub(crate) fn reread(
+        &mut self,
+        from: u64,
+        budget: crate::term::scrollback::Budget,
+    ) -> crate::Output {
         self.fix();
         self.scrollback.reread(from, budget)
     }
@@ -176,7 +180,7 @@ impl State {
 
     /// How keys are to be encoded now: as the emulator's modes say, or, before one runs,
     /// as the renderer saw the program set them.
-    pub(crate) fn key_modes(&mut self) -> crate::screen::KeyModes {
+    pub(crate) fn key_modes(&mut self) -> crate::term::screen::KeyModes {
         self.window
             .emulator(Instant::now())
             .map_or(self.renderer.key_modes(), |emulator| emulator.key_modes())

@@ -1,37 +1,12 @@
-//! Settling: deciding when an open or a send returns (docs/tools.md, "Settling").
-//!
-//! The decision is [`Settler`], a pure state machine: each step it is shown the time, the
-//! session's output counters, the exit, whether `until` matched and (when it asks) a look
-//! at the terminal's foreground group, and it answers "done, because …" or "look again
-//! then". [`settle`] is its driver: it gathers those inputs and sleeps as told.
-//!
-//! Input wait is read from `/proc` only while a settle runs (see `blocked`): every task
-//! of the foreground group asleep, one of them waiting for the person at the terminal and
-//! none for anything else, nothing unread on the master, no new output, and proof that
-//! the program has seen what was written (it ran since, or nothing woke it for a while).
-//! The state must hold before it counts, because one look at `/proc` reads the tasks one
-//! after another, and a task can wake and sleep again between looks: for
-//! [`CONFIRM_STILL`] if no task of the group ran in between (their `schedstat` run counts
-//! unchanged), otherwise for [`CONFIRM`]. A wait on the terminal with a timer of a second
-//! or less is not input wait until the timer fired (a loop of such waits without output
-//! ends on quiet). A group that waits on the terminal and on an outside source at once
-//! (the `ssh` client) ends when its prompt comes back ([`crate::prompt`]), or on quiet
-//! where no prompt shape is known; one whose records cannot be read, or that waits on a
-//! working member, can only be told by quiet. Sampling is close (yielding between looks)
-//! right after a change, every [`FINE`] for a while after that, then every [`TICK`].
+//! The settle's decision, [`Settler`]: a pure state machine, shown at each step what the
+//! driver saw and answering "done, because …" or "look again then". No clock of its own,
+//! no I/O; its tests play scripted timelines.
 
 use std::time::{Duration, Instant};
 
-use regex::Regex;
-use tokio_util::sync::CancellationToken;
-
-use crate::blocked::Verdict;
-use crate::procfs::{GroupProbe, GroupSample, Lookup};
-use crate::prompt::PromptShape;
-use crate::request::{SettleOptions, limits};
-use crate::session::Session;
-use crate::timer::FineTimer;
-use crate::{Error, Result, Settle, SettleReason};
+use super::Plan;
+use crate::procfs::Lookup;
+use crate::{Settle, SettleReason};
 
 /// How long input wait must hold, with no output and no task of the group run, before a
 /// settle ends on it.
@@ -52,7 +27,7 @@ const FINE_WATCH: Duration = Duration::from_millis(50);
 /// The sampling period in the fine watch (tokio's timer cannot sleep less than 1 ms).
 const FINE: Duration = Duration::from_micros(200);
 /// The sampling period otherwise.
-const TICK: Duration = Duration::from_millis(1);
+pub(super) const TICK: Duration = Duration::from_millis(1);
 /// If nothing woke the program this long after a write, it is not going to read it now
 /// (a partial line in canonical mode, say): input wait may count without proof of a read.
 /// Generous, because under load the kernel's tty worker can take tens of milliseconds to
@@ -70,257 +45,6 @@ const TIMER_SLACK: Duration = Duration::from_millis(1);
 /// settle ends on it: a shell prints its prompt in one write, and a line that goes on
 /// after a pause this long was not a prompt.
 const PROMPT_HOLD: Duration = Duration::from_millis(50);
-
-/// A settle's options, checked.
-pub(crate) struct Plan {
-    mode: Settle,
-    until: Option<Regex>,
-    quiet: Duration,
-    start: Instant,
-    deadline: Instant,
-}
-
-impl Plan {
-    /// Checks `options`; the call's clock starts at `start`.
-    pub(crate) fn new(options: &SettleOptions, start: Instant) -> Result<Plan> {
-        let timeout = crate::request::timeout(options.timeout_ms)?;
-        let quiet_ms = options.quiet_ms.unwrap_or(limits::DEFAULT_QUIET_MS);
-        if quiet_ms == 0 || quiet_ms > limits::MAX_TIMEOUT_MS {
-            return Err(Error::invalid(
-                "quiet_ms",
-                format!(
-                    "{quiet_ms} is out of range; give 1..={}",
-                    limits::MAX_TIMEOUT_MS
-                ),
-            ));
-        }
-        let until =
-            match &options.until {
-                None => None,
-                Some(pattern) => Some(Regex::new(pattern).map_err(|err| {
-                    Error::invalid("until", format!("is not a valid regex: {err}"))
-                })?),
-            };
-        Ok(Plan {
-            mode: options.settle,
-            until,
-            quiet: Duration::from_millis(quiet_ms),
-            start,
-            deadline: start + timeout,
-        })
-    }
-
-    /// The instant the call must give up by.
-    pub(crate) fn deadline(&self) -> Instant {
-        self.deadline
-    }
-
-    /// Whether to wait at all.
-    pub(crate) fn waits(&self) -> bool {
-        self.mode != Settle::None
-    }
-}
-
-/// What the session looked like when the call began, to tell later what is new.
-pub(crate) struct Baseline {
-    line_mark: u64,
-    /// The lines a read would have delivered by then, the window's open rows counted:
-    /// a line completed since, fixed or still open, tells the command's echo came.
-    lines_mark: u64,
-    /// `None` for a tail: the pending line as it is counts for `until`.
-    output_seq: Option<u64>,
-    /// The shape of the prompt whose return ends the settle where waits cannot be seen;
-    /// `None`: no shape is known, quiet ends it.
-    prompt: Option<PromptShape>,
-    /// The prompt counts only after a line completed since (the command's echo): a send.
-    prompt_after_line: bool,
-}
-
-impl Baseline {
-    /// Taken for a new session, at the start: any line ending as prompts end is one.
-    pub(crate) fn at_open(session: &Session) -> Baseline {
-        let state = session.state();
-        Baseline {
-            line_mark: state.scrollback.line_end(),
-            lines_mark: state.lines_end(),
-            output_seq: Some(state.output_seq),
-            prompt: Some(PromptShape::any()),
-            prompt_after_line: false,
-        }
-    }
-
-    /// Taken right before a send writes. `submits`: the write ends with Enter, so a
-    /// prompt pending now (not on a full screen) gives the shape of the one to come back.
-    pub(crate) fn before_send(session: &Session, submits: bool) -> Baseline {
-        let state = session.state();
-        let prompt = if submits && !state.renderer.alt_screen() {
-            PromptShape::learn(&state.renderer.pending())
-        } else {
-            None
-        };
-        Baseline {
-            line_mark: state.scrollback.line_end(),
-            lines_mark: state.lines_end(),
-            output_seq: Some(state.output_seq),
-            prompt,
-            prompt_after_line: true,
-        }
-    }
-
-    /// Taken when a tail starts to wait: nothing is written, so the unread lines and the
-    /// pending line as it is count as new for `until`.
-    pub(crate) fn unread(session: &Session) -> Baseline {
-        let state = session.state();
-        Baseline {
-            line_mark: state.scrollback.cursor(),
-            lines_mark: state.lines_end(),
-            output_seq: None,
-            prompt: None,
-            prompt_after_line: false,
-        }
-    }
-}
-
-/// Waits until the session's output settled according to `plan`: the driver of
-/// [`Settler`]. It only gathers what the decision needs (the session's state, a look at
-/// the foreground group when asked for) and sleeps as the decision says.
-pub(crate) async fn settle(
-    session: &Session,
-    plan: &Plan,
-    base: Baseline,
-    mut probe: GroupProbe,
-    cancel: Option<&CancellationToken>,
-) -> Result<SettleReason> {
-    if !plan.waits() {
-        return Ok(SettleReason::None);
-    }
-    let mut changes = session.subscribe();
-    let mut settler = Settler::new(plan, session.input_wait_supported, Instant::now());
-    let mut checked = base.line_mark;
-    let never = CancellationToken::new();
-    let cancel = cancel.unwrap_or(&never);
-    // Made at the first fine sleep; without it the driver falls back to ticks.
-    let mut fine_timer: Option<std::io::Result<FineTimer>> = None;
-    loop {
-        let changed = changes.has_changed().unwrap_or(false);
-        changes.borrow_and_update();
-        let now = Instant::now();
-        let mut seen = {
-            let state = session.state();
-            let matched = plan.until.as_ref().is_some_and(|until| {
-                // The rows still open are looked at each time: the program may redraw
-                // them until they are read.
-                let matched = state.lines_from(checked).any(|l| until.is_match(l))
-                    || (base.output_seq != Some(state.output_seq)
-                        && until.is_match(&state.renderer.pending()));
-                checked = state.scrollback.line_end();
-                matched
-            });
-            // A full screen has no prompt line: quiet ends the settle there.
-            settler.prompt_known = base.prompt.is_some() && !state.renderer.alt_screen();
-            // The prompt has come back: a pending line of its shape, after the command's
-            // output (a line completed since a send: its echo at least, which may still be
-            // one of the window's open rows, not yet a numbered line).
-            let prompt = settler.wants_prompt()
-                && base.output_seq != Some(state.output_seq)
-                && (!base.prompt_after_line || state.lines_end() > base.lines_mark)
-                && base
-                    .prompt
-                    .as_ref()
-                    .is_some_and(|shape| shape.matches(&state.renderer.pending()));
-            Seen {
-                now,
-                changed,
-                output_seq: state.output_seq,
-                last_output: state.last_output,
-                exit: state.exit.map(|_| state.eof),
-                matched,
-                prompt,
-                group: None,
-                last_write: None,
-            }
-        };
-        if let Some(lookup) = settler.wants_look(&seen) {
-            seen.group = Some(look(session, &mut probe, lookup));
-            seen.last_write = session.last_write().map(|mark| mark.at);
-        }
-        let wake = match settler.step(&seen) {
-            Next::Done(reason) => return Ok(reason),
-            Next::Wait(wake) => wake,
-        };
-        if wake.spin {
-            // Sample closely right after output: the program usually goes back to its
-            // read within microseconds, and the timer cannot wait less than 1 ms. The
-            // thread also yields its CPU, so that the program it watches runs first when
-            // the two share a core.
-            std::thread::yield_now();
-            tokio::select! {
-                () = tokio::task::yield_now() => {}
-                () = cancel.cancelled() => return Err(Error::Cancelled),
-            }
-            continue;
-        }
-        let fine = wake.fine.and_then(|at| {
-            let timer = fine_timer
-                .get_or_insert_with(FineTimer::new)
-                .as_ref()
-                .ok()?;
-            Some((timer, at))
-        });
-        let fine_sleep = async {
-            match fine {
-                Some((timer, at)) => timer.sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            () = fine_sleep => {}
-            changed = changes.changed(), if wake.on_output => {
-                if changed.is_err() {
-                    // The session is gone; its state says why on the next round.
-                    tokio::time::sleep(TICK).await;
-                }
-                settler.output_seen(Instant::now());
-            }
-            () = tokio::time::sleep_until(wake.at.into()) => {}
-            () = cancel.cancelled() => return Err(Error::Cancelled),
-        }
-    }
-}
-
-/// One look at the foreground group: what [`Settler`] weighs.
-fn look(session: &Session, probe: &mut GroupProbe, lookup: Lookup) -> GroupLook {
-    let master = session.master.get_ref();
-    let Some(pgrp) = crate::pty::foreground_group(master) else {
-        return GroupLook::Working;
-    };
-    let members = session.group.members(pgrp, lookup);
-    let Some(GroupSample { verdict, runs }) = probe.sample(&members) else {
-        // The members we knew are gone: look again next time.
-        session.group.members(pgrp, Lookup::All);
-        return GroupLook::Working;
-    };
-    match verdict {
-        Verdict::Working => GroupLook::Working,
-        Verdict::CannotTell => GroupLook::CannotTell,
-        Verdict::Remote => GroupLook::Remote,
-        Verdict::Soon(within) => GroupLook::Soon(within),
-        // Output unread by the service, or input unread by the program (not scheduled
-        // yet, or not even handed the input): about to run, not waiting.
-        Verdict::Input
-            if crate::pty::output_unread(master)
-                || crate::pty::input_unread(master) == Some(true) =>
-        {
-            GroupLook::Working
-        }
-        Verdict::Input => GroupLook::Input {
-            runs,
-            ran_since_write: session
-                .last_write()
-                .is_none_or(|mark| mark.group != Some((pgrp, runs))),
-        },
-    }
-}
 
 /// What the foreground group was doing at a look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -622,6 +346,7 @@ mod tests {
     //! settler asks (a spin is taken to last 20 µs).
 
     use super::*;
+    use crate::request::SettleOptions;
 
     /// What the scripted program does, as functions of the time since the call began.
     struct World {

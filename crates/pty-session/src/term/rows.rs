@@ -15,7 +15,7 @@
 
 use std::collections::VecDeque;
 
-use crate::render::Rendered;
+use crate::term::render::Rendered;
 
 /// What became of a row.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

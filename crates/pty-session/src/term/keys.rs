@@ -6,7 +6,7 @@
 //! modified key (`C-`, `M-`, `S-`) but names no key is refused, because what was meant
 //! cannot be told.
 
-use crate::screen::KeyModes;
+use crate::term::screen::KeyModes;
 
 const ESC: u8 = 0x1b;
 

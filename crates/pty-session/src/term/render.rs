@@ -13,7 +13,7 @@
 //! - everything else (SGR colours, OSC titles and hyperlinks, bracketed paste toggles, DCS,
 //!   other CSI and control characters) is dropped; the text of a hyperlink stays.
 //!
-//! Between rows, [`Cooker`] follows the main screen's window ([`crate::rows`]): cursor up
+//! Between rows, [`Cooker`] follows the main screen's window ([`crate::term::rows`]): cursor up
 //! and down (CSI A/B/e/E/F, RI), row addresses (CSI H/f/d), DECSC/DECRC (ESC 7/8, CSI s/u),
 //! erase in display (CSI J) and a full reset. The cursor's row is the line being drawn; a
 //! completed row stays the program's to redraw until a read fixes it
@@ -25,7 +25,7 @@
 //! While the alternate screen (CSI ?1049h, ?1047h, ?47h) is on, nothing printed enters the
 //! lines; the pending line from before it is kept.
 //!
-//! Queries a program may block on are answered as a terminal would ([`crate::answer`]). The
+//! Queries a program may block on are answered as a terminal would ([`crate::term::answer`]). The
 //! row of a cursor position report is an estimate, `1 + min(lines since the screen was
 //! last cleared or homed, rows - 1)`: a line view has no screen; the column is exact.
 //!
@@ -38,7 +38,7 @@
 //! cell before the cursor, as in alacritty. DEL and the other control characters that
 //! reach the printer are not printed.
 
-use crate::rows::{Move, Row, RowState, Rows};
+use crate::term::rows::{Move, Row, RowState, Rows};
 
 /// The longest line, in bytes of UTF-8.
 pub(crate) const MAX_LINE_BYTES: usize = 64 * 1024;
@@ -54,7 +54,7 @@ pub(crate) struct Rendered {
     /// caller puts back what its scrollback let go ([`Scrollback::push_recycling`]), so a
     /// flood of short lines costs no allocation per line.
     ///
-    /// [`Scrollback::push_recycling`]: crate::scrollback::Scrollback::push_recycling
+    /// [`Scrollback::push_recycling`]: crate::term::scrollback::Scrollback::push_recycling
     pub(crate) spare: Vec<String>,
 }
 
@@ -70,7 +70,7 @@ pub(crate) struct Renderer {
     /// property test below).
     carry: Vec<u8>,
     /// A DCS query being received, answered when it ends.
-    dcs: crate::answer::DcsRequest,
+    dcs: crate::term::answer::DcsRequest,
 }
 
 /// The line being drawn and the little screen state a line view needs.
@@ -128,7 +128,7 @@ impl Renderer {
                 alt_col: 0,
             },
             carry: Vec::new(),
-            dcs: crate::answer::DcsRequest::default(),
+            dcs: crate::term::answer::DcsRequest::default(),
         }
     }
 
@@ -196,8 +196,8 @@ impl Renderer {
     }
 
     /// The key modes the program set (DECCKM, DECKPAM).
-    pub(crate) fn key_modes(&self) -> crate::screen::KeyModes {
-        crate::screen::KeyModes {
+    pub(crate) fn key_modes(&self) -> crate::term::screen::KeyModes {
+        crate::term::screen::KeyModes {
             app_cursor: self.line.app_cursor,
             app_keypad: self.line.app_keypad,
         }
@@ -567,7 +567,7 @@ impl Line {
 struct Cooker<'a> {
     line: &'a mut Line,
     rows: &'a mut Rows,
-    dcs: &'a mut crate::answer::DcsRequest,
+    dcs: &'a mut crate::term::answer::DcsRequest,
     out: &'a mut Rendered,
 }
 
@@ -719,7 +719,7 @@ impl vte::Perform for Cooker<'_> {
         let mut values = params.iter().map(|p| p.first().copied().unwrap_or(0));
         let first = values.next().unwrap_or(0);
         let at = self.line.position();
-        if crate::answer::csi(first, intermediates, action, at, &mut self.out.replies) {
+        if crate::term::answer::csi(first, intermediates, action, at, &mut self.out.replies) {
             return;
         }
         // Counts treat 0 as 1, as terminals do.
@@ -780,7 +780,7 @@ impl vte::Perform for Cooker<'_> {
     }
 
     fn osc_dispatch(&mut self, params: &[&[u8]], bell_terminated: bool) {
-        crate::answer::osc(params, bell_terminated, &mut self.out.replies);
+        crate::term::answer::osc(params, bell_terminated, &mut self.out.replies);
     }
 
     fn hook(&mut self, _: &vte::Params, intermediates: &[u8], _: bool, action: char) {
@@ -1124,7 +1124,7 @@ mod tests {
             "bc was pushed out and lost"
         );
         // The crash the fuzzer found, replayed (its first byte chose the cuts).
-        let crash = include_bytes!("../test_data/fuzz-insert-blanks.bin");
+        let crash = include_bytes!("../../test_data/fuzz-insert-blanks.bin");
         let mut renderer = Renderer::new(120, 40);
         renderer.feed(&crash[1..], &mut out);
         assert!(renderer.pending().len() <= MAX_LINE_BYTES);
@@ -1193,56 +1193,63 @@ mod tests {
     fn recorded_queries_are_answered() {
         let mut text = String::new();
         for (name, raw) in [
-            ("vim", &include_bytes!("../test_data/queries-vim.raw")[..]),
-            ("less", include_bytes!("../test_data/queries-less.raw")),
-            ("htop", include_bytes!("../test_data/queries-htop.raw")),
-            ("bash", include_bytes!("../test_data/queries-bash.raw")),
-            ("python", include_bytes!("../test_data/queries-python.raw")),
+            (
+                "vim",
+                &include_bytes!("../../test_data/queries-vim.raw")[..],
+            ),
+            ("less", include_bytes!("../../test_data/queries-less.raw")),
+            ("htop", include_bytes!("../../test_data/queries-htop.raw")),
+            ("bash", include_bytes!("../../test_data/queries-bash.raw")),
+            (
+                "python",
+                include_bytes!("../../test_data/queries-python.raw"),
+            ),
             (
                 "ipython",
-                include_bytes!("../test_data/queries-ipython.raw"),
+                include_bytes!("../../test_data/queries-ipython.raw"),
             ),
-            ("node", include_bytes!("../test_data/queries-node.raw")),
+            ("node", include_bytes!("../../test_data/queries-node.raw")),
         ] {
             let mut out = Rendered::default();
             Renderer::new(120, 40).feed(raw, &mut out);
             let replies = String::from_utf8_lossy(&out.replies);
             text.push_str(&format!("{name}: {replies:?}\n"));
         }
-        expect_file!["../test_data/queries.expected"].assert_eq(&text);
+        expect_file!["../../test_data/queries.expected"].assert_eq(&text);
     }
 
     #[test]
     fn recorded_ls_color() {
-        expect_file!["../test_data/ls-color.expected"].assert_eq(&rendered_every_way(
-            include_bytes!("../test_data/ls-color.raw"),
+        expect_file!["../../test_data/ls-color.expected"].assert_eq(&rendered_every_way(
+            include_bytes!("../../test_data/ls-color.raw"),
         ));
     }
 
     #[test]
     fn recorded_progress_bar() {
-        expect_file!["../test_data/progress.expected"].assert_eq(&rendered_every_way(
-            include_bytes!("../test_data/progress.raw"),
+        expect_file!["../../test_data/progress.expected"].assert_eq(&rendered_every_way(
+            include_bytes!("../../test_data/progress.raw"),
         ));
     }
 
     #[test]
     fn recorded_bash_session() {
-        expect_file!["../test_data/bash.expected"]
-            .assert_eq(&rendered_every_way(include_bytes!("../test_data/bash.raw")));
+        expect_file!["../../test_data/bash.expected"].assert_eq(&rendered_every_way(
+            include_bytes!("../../test_data/bash.raw"),
+        ));
     }
 
     #[test]
     fn recorded_python_repl() {
-        expect_file!["../test_data/python.expected"].assert_eq(&rendered_every_way(
-            include_bytes!("../test_data/python.raw"),
+        expect_file!["../../test_data/python.expected"].assert_eq(&rendered_every_way(
+            include_bytes!("../../test_data/python.raw"),
         ));
     }
 
     #[test]
     fn recorded_git_log_graph() {
         check(
-            include_bytes!("../test_data/git-log-graph.raw"),
+            include_bytes!("../../test_data/git-log-graph.raw"),
             expect![[r#"
                 line "*   merge side"
                 line "|\\  "
@@ -1266,7 +1273,7 @@ mod tests {
         let mut renderer = Renderer::new(20, 10);
         let mut out = Rendered::default();
         renderer.feed(
-            include_bytes!("../test_data/bash-wrapped-edit.raw"),
+            include_bytes!("../../test_data/bash-wrapped-edit.raw"),
             &mut out,
         );
         renderer.fix(&mut out);
@@ -1408,7 +1415,7 @@ mod tests {
     #[test]
     fn docker_pull() {
         check(
-            include_bytes!("../test_data/docker-pull.raw"),
+            include_bytes!("../../test_data/docker-pull.raw"),
             expect![[r#"
                 line "latest: Pulling from library/ubuntu"
                 line "6e909acdb790: Pull complete "
@@ -1426,7 +1433,7 @@ mod tests {
     /// corner (rows that did not change are skipped with a line feed).
     #[test]
     fn a_repainted_window_reads_as_one_frame() {
-        let top = include_bytes!("../test_data/screen/top.raw");
+        let top = include_bytes!("../../test_data/screen/top.raw");
         let frames = |text: &str| {
             let lines: Vec<&str> = text.lines().collect();
             let starts = lines.iter().filter(|l| l.contains("top - ")).count();
@@ -1859,7 +1866,7 @@ mod tests {
         ) {
             const COLS: u16 = 20;
             let mut renderer = Renderer::new(COLS, rows);
-            let mut emulator = crate::screen::Emulator::with_history(COLS, rows, 100_000);
+            let mut emulator = crate::term::screen::Emulator::with_history(COLS, rows, 100_000);
             let mut out = Rendered::default();
             let mut fixed = false;
             for op in &ops {
@@ -1938,7 +1945,7 @@ mod tests {
         ) {
             // 100 ops that each reach at most 10 columns further stay within 1,024 columns,
             // and 128 rows hold every line without scrolling.
-            let mut emulator = crate::screen::Emulator::new(1024, 128);
+            let mut emulator = crate::term::screen::Emulator::new(1024, 128);
             let mut renderer = Renderer::new(1024, 128);
             let mut out = Rendered::default();
             for op in &ops {

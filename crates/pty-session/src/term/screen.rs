@@ -8,7 +8,7 @@
 //! with the session's recent output ([`RecentOutput`]), replayed from a line start, so
 //! it shows what the window showed; from then on it is fed every read. Reads are queued
 //! and parsed when someone looks or the queue is full, leaving out what scrolls away
-//! unseen ([`crate::plain`]).
+//! unseen ([`crate::term::plain`]).
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -21,7 +21,7 @@ use alacritty_terminal::term::{Config, Term, TermMode};
 use alacritty_terminal::vte::ansi::{Processor, Timeout};
 
 use crate::Status;
-use crate::plain::{self, Escapes};
+use crate::term::plain::{self, Escapes};
 
 /// How much recent output a session without an emulator keeps for seeding one: several
 /// full frames of a 120×40 program (`top` draws one in about 7 KB, htop its first in 11).
@@ -141,7 +141,7 @@ impl Emulator {
 
     /// Feeds output as it came from the PTY, leaving out the middle of plain runs that
     /// would scroll out of the window unseen: the screen ends the same as with
-    /// [`feed`](Self::feed) (see [`crate::plain`] for why).
+    /// [`feed`](Self::feed) (see [`crate::term::plain`] for why).
     pub(crate) fn feed_skipping(&mut self, bytes: &[u8]) {
         self.feed_batch(bytes, true);
     }
@@ -266,9 +266,9 @@ impl Emulator {
     }
 
     /// The bytes that draw the window as it is now, colours and cursor included
-    /// ([`crate::frame`]).
+    /// ([`crate::term::frame`]).
     pub(crate) fn draw(&self) -> Vec<u8> {
-        crate::frame::draw(&self.term)
+        crate::term::frame::draw(&self.term)
     }
 
     /// What the window shows now.
@@ -553,7 +553,7 @@ mod tests {
     #[test]
     fn recorded_vim_edit() {
         // vim --clean on a two-line file: `ggO`, a line, Escape, `jj`, `:w`.
-        let screen = screen_of(include_bytes!("../test_data/screen/vim.raw"));
+        let screen = screen_of(include_bytes!("../../test_data/screen/vim.raw"));
         expect![[r#"
             inserted by the agent
             first line
@@ -569,7 +569,7 @@ mod tests {
     #[test]
     fn recorded_less_search() {
         // less on a 500-line file, then `/needle` Enter.
-        let screen = screen_of(include_bytes!("../test_data/screen/less.raw"));
+        let screen = screen_of(include_bytes!("../../test_data/screen/less.raw"));
         assert_eq!(screen.lines[0], "line 250 needle here");
         assert_eq!(screen.lines.len(), 40);
         assert_eq!(screen.lines[39], ":");
@@ -578,7 +578,7 @@ mod tests {
 
     #[test]
     fn recorded_htop() {
-        let screen = screen_of(include_bytes!("../test_data/screen/htop.raw"));
+        let screen = screen_of(include_bytes!("../../test_data/screen/htop.raw"));
         assert!(screen.alt_screen);
         assert!(
             screen.lines.iter().take(4).any(|l| l.contains("Tasks:")),
@@ -599,7 +599,7 @@ mod tests {
 
     #[test]
     fn recorded_top_on_the_main_screen_is_one_clean_frame() {
-        let screen = screen_of(include_bytes!("../test_data/screen/top.raw"));
+        let screen = screen_of(include_bytes!("../../test_data/screen/top.raw"));
         assert!(!screen.alt_screen);
         assert!(
             screen.lines[0].starts_with("top - "),
@@ -618,7 +618,7 @@ mod tests {
     #[test]
     fn recorded_nano() {
         // nano on a two-line file: `hello nano`, Ctrl-O, Enter.
-        let screen = screen_of(include_bytes!("../test_data/screen/nano.raw"));
+        let screen = screen_of(include_bytes!("../../test_data/screen/nano.raw"));
         assert!(screen.lines[0].contains("GNU nano"));
         assert_eq!(screen.lines[1], "hello nanofirst line");
         assert!(screen.text().contains("[ Wrote 2 lines ]"));
@@ -637,12 +637,12 @@ mod tests {
 
     #[test]
     fn a_window_started_when_the_program_addresses_the_screen_draws_it_whole() {
-        let top = include_bytes!("../test_data/screen/top.raw");
+        let top = include_bytes!("../../test_data/screen/top.raw");
         let mut shell = b"$ top -d 0.5\r\n".to_vec();
         shell.extend_from_slice(&"x\r\n".repeat(20_000).into_bytes());
         let mut window = Window::new(120, 40);
-        let mut renderer = crate::render::Renderer::new(120, 40);
-        let mut out = crate::render::Rendered::default();
+        let mut renderer = crate::term::render::Renderer::new(120, 40);
+        let mut out = crate::term::render::Rendered::default();
         for chunk in shell.chunks(4093).chain(top.chunks(4093)) {
             renderer.feed(chunk, &mut out);
             window.feed(chunk, renderer.addresses_screen(), KeyModes::default());
@@ -762,7 +762,7 @@ mod tests {
     }
 
     /// Output that a careless skip would get wrong: each case breaks one condition of
-    /// [`crate::plain`].
+    /// [`crate::term::plain`].
     #[test]
     fn leaving_out_keeps_to_its_conditions() {
         let lines = |from: usize, n: usize| -> Vec<u8> {
