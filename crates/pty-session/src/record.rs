@@ -216,6 +216,10 @@ fn event_line(seconds: f64, kind: &str, text: &str) -> String {
 }
 
 /// `text` as a JSON string literal.
+///
+/// Written here, not with `serde_json`: the library must not depend on it (a wire crate:
+/// see the dependency invariant in ARCHITECTURE.md). The tests hold this and the lines
+/// built with it to `serde_json`'s reading, on arbitrary text.
 fn json_string(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
@@ -237,9 +241,11 @@ fn json_string(text: &str) -> String {
 }
 
 /// Decodes a byte stream cut anywhere as UTF-8: a character split between chunks is
-/// carried to the next; invalid bytes become U+FFFD.
+/// carried to the next; invalid bytes become U+FFFD, one for each maximal invalid run, as
+/// [`String::from_utf8_lossy`] does.
 #[derive(Default)]
 struct Utf8Carry {
+    /// The start of a character the last chunk ended in: at most 3 bytes.
     carry: Vec<u8>,
 }
 
@@ -248,29 +254,20 @@ impl Utf8Carry {
         let mut input = std::mem::take(&mut self.carry);
         input.extend_from_slice(bytes);
         let mut out = String::with_capacity(input.len());
-        let mut rest = &input[..];
-        loop {
-            match std::str::from_utf8(rest) {
-                Ok(valid) => {
-                    out.push_str(valid);
-                    break;
-                }
-                Err(err) => {
-                    let (valid, after) = rest.split_at(err.valid_up_to());
-                    // Checked valid just above.
-                    out.push_str(std::str::from_utf8(valid).unwrap_or_default());
-                    match err.error_len() {
-                        Some(bad) => {
-                            out.push('\u{fffd}');
-                            rest = &after[bad..];
-                        }
-                        None => {
-                            // An incomplete character at the end: wait for the rest.
-                            self.carry = after.to_vec();
-                            break;
-                        }
-                    }
-                }
+        let mut chunks = input.utf8_chunks().peekable();
+        while let Some(chunk) = chunks.next() {
+            out.push_str(chunk.valid());
+            let invalid = chunk.invalid();
+            if invalid.is_empty() {
+                continue;
+            }
+            // Only the last run can be a character whose rest is in the next chunk.
+            let incomplete = chunks.peek().is_none()
+                && std::str::from_utf8(invalid).is_err_and(|err| err.error_len().is_none());
+            if incomplete {
+                self.carry = invalid.to_vec();
+            } else {
+                out.push('\u{fffd}');
             }
         }
         out
@@ -279,24 +276,13 @@ impl Utf8Carry {
 
 /// `YYYYMMDDTHHMMSSZ` of a Unix time, in UTC: the start of a recording's file name.
 fn utc_stamp(unix_seconds: u64) -> String {
-    let time = libc::time_t::try_from(unix_seconds).unwrap_or_default();
-    // SAFETY: `tm` is plain integers (and a pointer that may be null), for which all zeroes
-    // is valid.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    // SAFETY: gmtime_r reads `time` and writes only into `tm`, both live locals; being the
-    // reentrant form, it touches no shared static.
-    if unsafe { libc::gmtime_r(&time, &mut tm) }.is_null() {
-        return unix_seconds.to_string();
-    }
-    format!(
-        "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
-        tm.tm_year + 1900,
-        tm.tm_mon + 1,
-        tm.tm_mday,
-        tm.tm_hour,
-        tm.tm_min,
-        tm.tm_sec
-    )
+    i64::try_from(unix_seconds)
+        .ok()
+        .and_then(|seconds| chrono::DateTime::from_timestamp(seconds, 0))
+        .map_or_else(
+            || unix_seconds.to_string(),
+            |time| time.format("%Y%m%dT%H%M%SZ").to_string(),
+        )
 }
 
 #[cfg(test)]
@@ -315,6 +301,34 @@ mod tests {
         let mut carry = Utf8Carry::default();
         assert_eq!(carry.decode(b"x\xffy\xe2\x82"), "x\u{fffd}y");
         assert_eq!(carry.decode(b"\xacz"), "€z");
+    }
+
+    proptest::proptest! {
+        /// Any output, cut into two chunks anywhere, reads as `from_utf8_lossy` reads the
+        /// whole (only a character cut in two is carried, never an invalid byte).
+        #[test]
+        fn utf8_carry_reads_as_lossy_whole(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..32), cut in 0usize..32) {
+            let cut = cut.min(bytes.len());
+            let mut carry = Utf8Carry::default();
+            let joined = carry.decode(&bytes[..cut]) + &carry.decode(&bytes[cut..]);
+            // A character cut at the very end stays carried, waiting for its rest.
+            let expected = String::from_utf8_lossy(&bytes[..bytes.len() - carry.carry.len()]);
+            proptest::prop_assert_eq!(joined, expected);
+        }
+
+        /// Any text, and an event line carrying it, reads back through `serde_json`.
+        #[test]
+        fn json_lines_read_back(text in "\\PC*|[\\x00-\\x7f]*", micros in 0u64..10_000_000_000) {
+            let back: String = serde_json::from_str(&json_string(&text)).unwrap();
+            proptest::prop_assert_eq!(&back, &text);
+            let seconds = micros as f64 / 1e6;
+            let line = event_line(seconds, "o", &text);
+            proptest::prop_assert!(line.ends_with("]\n"));
+            let (at, kind, data): (f64, String, String) = serde_json::from_str(&line).unwrap();
+            proptest::prop_assert!((at - seconds).abs() < 1e-6, "{} read as {}", seconds, at);
+            proptest::prop_assert_eq!(kind, "o");
+            proptest::prop_assert_eq!(data, text);
+        }
     }
 
     #[test]
