@@ -16,6 +16,8 @@ use std::sync::LazyLock;
 use rmcp::model::{MetaObject, ReadResourceResult, Resource, ResourceContents};
 use serde_json::json;
 
+use crate::xterm::{XTERM_CSS, XTERM_JS};
+
 /// The view's URI.
 pub const URI: &str = "ui://pty-session/terminal";
 
@@ -24,16 +26,83 @@ pub const MIME_TYPE: &str = "text/html;profile=mcp-app";
 
 const TEMPLATE: &str = include_str!("../web/app/view.html");
 const VIEW_JS: &str = include_str!("../web/app/view.js");
-const XTERM_JS: &str = include_str!("../web/vendor/xterm.js");
-const XTERM_CSS: &str = include_str!("../web/vendor/xterm.css");
 
-/// The document, assembled once.
+/// The document, assembled once (the tests assemble it too: it cannot fail here).
 static HTML: LazyLock<String> = LazyLock::new(|| {
-    TEMPLATE
-        .replace("/*XTERM_CSS*/", XTERM_CSS)
-        .replace("/*XTERM_JS*/", XTERM_JS)
-        .replace("/*VIEW_JS*/", VIEW_JS)
+    assemble(
+        TEMPLATE,
+        &[
+            Inline::style("/*XTERM_CSS*/", XTERM_CSS),
+            Inline::script("/*XTERM_JS*/", XTERM_JS),
+            Inline::script("/*VIEW_JS*/", VIEW_JS),
+        ],
+    )
+    .unwrap_or_else(|err| panic!("the MCP App's HTML: {err}"))
 });
+
+/// Code inlined into the template in place of its marker, and what it must not hold (in
+/// any case) lest it end its element early.
+struct Inline<'a> {
+    marker: &'a str,
+    code: &'a str,
+    forbidden: &'static [&'static str],
+}
+
+impl<'a> Inline<'a> {
+    fn script(marker: &'a str, code: &'a str) -> Self {
+        Inline {
+            marker,
+            code,
+            forbidden: &["</script", "<!--"],
+        }
+    }
+
+    fn style(marker: &'a str, code: &'a str) -> Self {
+        Inline {
+            marker,
+            code,
+            forbidden: &["</style"],
+        }
+    }
+}
+
+/// The template with each marker (there exactly once) replaced by its code. Refuses code
+/// that would end its element early: an HTML parser ends a `<script>` at the first
+/// `</script` whatever the JavaScript around it, and a `<style>` at `</style`. In a script,
+/// `<!--` is refused too: before a `<script` it keeps the element open past its end.
+fn assemble(template: &str, parts: &[Inline<'_>]) -> Result<String, String> {
+    let mut places = Vec::with_capacity(parts.len());
+    for part in parts {
+        let lower = part.code.to_ascii_lowercase();
+        let early = part
+            .forbidden
+            .iter()
+            .find_map(|end| lower.find(end).map(|at| (end, at)));
+        if let Some((end, at)) = early {
+            return Err(format!(
+                "the code for {} holds `{end}` at byte {at}",
+                part.marker
+            ));
+        }
+        let mut found = template.match_indices(part.marker);
+        match (found.next(), found.next()) {
+            (Some((at, _)), None) => places.push((at, part)),
+            _ => return Err(format!("the template must hold {} once", part.marker)),
+        }
+    }
+    // Markers are looked for in the template only, never in the code inlined.
+    places.sort_by_key(|(at, _)| *at);
+    let mut html =
+        String::with_capacity(template.len() + parts.iter().map(|p| p.code.len()).sum::<usize>());
+    let mut from = 0;
+    for (at, part) in places {
+        html.push_str(&template[from..at]);
+        html.push_str(part.code);
+        from = at + part.marker.len();
+    }
+    html.push_str(&template[from..]);
+    Ok(html)
+}
 
 /// The `_meta` of a tool shown with the view (`_meta.ui.resourceUri`; the flat
 /// `"ui/resourceUri"` key of the extension's drafts is deprecated and left out).
@@ -74,5 +143,51 @@ fn object(value: serde_json::Value) -> MetaObject {
     match value {
         serde_json::Value::Object(map) => MetaObject(map),
         _ => unreachable!("a JSON object"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The document as served: every marker replaced, nothing inlined ends its element
+    /// early (this fails if a new xterm.js or view.js holds `</script`).
+    #[test]
+    fn the_document_assembles() {
+        let html = HTML.as_str();
+        for marker in ["/*XTERM_CSS*/", "/*XTERM_JS*/", "/*VIEW_JS*/"] {
+            assert!(!html.contains(marker), "{marker} left in");
+        }
+        assert!(html.contains(XTERM_JS) && html.contains(VIEW_JS) && html.contains(XTERM_CSS));
+        assert_eq!(html.matches("</script>").count(), 2);
+    }
+
+    #[test]
+    fn code_that_would_end_its_element_is_refused() {
+        let template = "<style>/*CSS*/</style><script>/*JS*/</script>";
+        let html = |css, js| {
+            assemble(
+                template,
+                &[Inline::style("/*CSS*/", css), Inline::script("/*JS*/", js)],
+            )
+        };
+        assert_eq!(
+            html("b{}", "let a = 1 < 2;").unwrap(),
+            "<style>b{}</style><script>let a = 1 < 2;</script>"
+        );
+        for js in ["x = '</script>'", "x = '</SCRIPT '", "/* <!-- */"] {
+            let err = html("", js).unwrap_err();
+            assert!(err.contains("/*JS*/"), "{js:?}: {err}");
+        }
+        assert!(html("</Style>", "").unwrap_err().contains("/*CSS*/"));
+        // A marker in inlined code is code, not a marker.
+        assert_eq!(
+            html("/*JS*/", "1").unwrap(),
+            "<style>/*JS*/</style><script>1</script>"
+        );
+        let missing = assemble("<script></script>", &[Inline::script("/*JS*/", "1")]);
+        assert!(missing.unwrap_err().contains("once"));
+        let twice = assemble("/*JS*//*JS*/", &[Inline::script("/*JS*/", "1")]);
+        assert!(twice.unwrap_err().contains("once"));
     }
 }

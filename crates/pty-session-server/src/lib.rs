@@ -22,7 +22,8 @@
 //! - [`web`]: the web view and the API beside `/mcp` for people, its terminal streams
 //!   counted in [`stream_slots`]; [`attach`]: the
 //!   `attach` and `ls` commands, its clients in a person's own terminal; [`app`]: the
-//!   MCP App, the same terminal inline in a chat host.
+//!   MCP App, the same terminal inline in a chat host; `xterm`: xterm.js, vendored and embedded once
+//!   for both.
 
 pub mod app;
 pub mod attach;
@@ -49,6 +50,7 @@ pub mod stream_slots;
 pub mod tools;
 pub mod web;
 pub mod wire;
+mod xterm;
 
 /// Waits for SIGTERM or SIGINT and names the one that came.
 pub(crate) async fn stop_signal() -> &'static str {

@@ -43,12 +43,11 @@ use crate::connections::{self, Connection};
 use crate::owner::{Owners, Principal};
 use crate::refusal::{self, Cause};
 use crate::stream_slots::{MAX_STREAMS, StreamSlots, Waiting};
+use crate::xterm::{XTERM_CSS, XTERM_JS};
 
 const INDEX_HTML: &str = include_str!("../web/index.html");
 const APP_JS: &str = include_str!("../web/app.js");
 const STYLE_CSS: &str = include_str!("../web/style.css");
-const XTERM_JS: &str = include_str!("../web/vendor/xterm.js");
-const XTERM_CSS: &str = include_str!("../web/vendor/xterm.css");
 /// The tab's icon (an SVG, which browsers take at `/favicon.ico` too).
 const FAVICON: &str = include_str!("../web/favicon.svg");
 
