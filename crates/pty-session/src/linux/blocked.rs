@@ -1089,6 +1089,8 @@ mod tests {
 /// The one question asked of the kernel's socket diagnostics (`NETLINK_SOCK_DIAG`, what
 /// `ss -x` uses): the peer of a Unix socket, by inode. No crate in the dependency tree
 /// speaks sock_diag, and this is one fixed request and one attribute of the answer.
+/// `SO_PEERCRED` was tried first and does not answer this: for a socket pair it names the
+/// process that made the pair, and libuv makes its children's stdio pairs itself.
 mod sock_diag {
     use rustix::net::{AddressFamily, Protocol, RecvFlags, SendFlags, SocketFlags, SocketType};
 

@@ -7,7 +7,9 @@
 //! child then makes three kinds of syscall only ([`apply`]): `PR_SET_NO_NEW_PRIVS`,
 //! `landlock_restrict_self` on that descriptor, and `seccomp(SET_MODE_FILTER)` for each
 //! program. The shim itself never restricts itself: it stays outside the sandbox, so it
-//! can still signal and reap the whole tree.
+//! can still signal and reap the whole tree (Landlock's signal scope stops signals going
+//! out of the sandbox, not in); the service, outside too, still reads the sandboxed
+//! processes' `/proc` records to settle.
 //!
 //! What each layer does:
 //! - Landlock, files: everything readable and executable; writable only the policy's
