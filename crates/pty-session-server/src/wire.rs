@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use pty_session::{
     Error, OpenRequest, Opened, Output, Rest, Screen, SendRequest, Sent, SessionInfo, Settle,
-    Status, Tail, TailRequest,
+    Status, Tail, TailRequest, limits,
 };
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -157,18 +157,18 @@ macro_rules! with_settle_fields {
             /// "\\(gdb\\) $").
             pub until: Option<String>,
             /// Milliseconds without output that count as quiet (default 300).
-            #[schemars(range(min = 1, max = 600_000))]
+            #[schemars(range(min = 1, max = limits::MAX_TIMEOUT_MS))]
             pub quiet_ms: Option<u64>,
             /// The longest wait in ms (default 5000); for pty_send it also bounds the write.
-            #[schemars(range(max = 600_000))]
+            #[schemars(range(max = limits::MAX_TIMEOUT_MS))]
             pub timeout_ms: Option<u64>,
             /// The most lines in the reply (default 200); the newest come, skipped counts
             /// the rest.
-            #[schemars(range(min = 1, max = 100_000))]
+            #[schemars(range(min = 1, max = limits::MAX_LINES))]
             pub lines: Option<u64>,
             /// The most bytes of lines in the reply (default 32768); a longer line is cut
             /// to it (cutLines).
-            #[schemars(range(min = 1024, max = 1_048_576))]
+            #[schemars(range(min = limits::MIN_BYTES, max = limits::MAX_BYTES))]
             pub max_bytes: Option<u64>,
         }
 
@@ -199,10 +199,10 @@ pub struct OpenArgs {
     /// Environment variables, name to value, set literally.
     pub env: Option<BTreeMap<String, String>>,
     /// Terminal width (default 120).
-    #[schemars(range(min = 1, max = 1000))]
+    #[schemars(range(min = 1, max = limits::MAX_WINDOW))]
     pub cols: Option<u64>,
     /// Terminal height (default 40).
-    #[schemars(range(min = 1, max = 1000))]
+    #[schemars(range(min = 1, max = limits::MAX_WINDOW))]
     pub rows: Option<u64>,
     /// Whether the terminal echoes input (default true).
     #[serde(default = "yes")]
@@ -231,10 +231,10 @@ pub struct SendArgs {
     /// Press Enter after (default true with data, false with keys).
     pub submit: Option<bool>,
     /// Resize to this many columns first.
-    #[schemars(range(min = 1, max = 1000))]
+    #[schemars(range(min = 1, max = limits::MAX_WINDOW))]
     pub cols: Option<u64>,
     /// Resize to this many rows first.
-    #[schemars(range(min = 1, max = 1000))]
+    #[schemars(range(min = 1, max = limits::MAX_WINDOW))]
     pub rows: Option<u64>,
     /// Read the new lines into delta (default true); false only types: no delta, and
     /// the lines stay unread for the next pty_send or pty_tail.
