@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use pty_session::{
-    Error, OpenRequest, Opened, Output, Rest, Screen, SendRequest, Sent, SessionInfo, Settle,
-    Status, Tail, TailRequest, limits,
+    Error, OpenRequest, Opened, Output, Rest, Sandbox, Screen, SendRequest, Sent, SessionInfo,
+    Settle, Status, Tail, TailRequest, limits,
 };
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -209,7 +209,7 @@ pub struct OpenArgs {
     pub echo: bool,
     /// "none", "workspace" (write only cwd and the temp dir, no network) or "read-only"
     /// (write nothing); default from the server's config, itself "none".
-    #[schemars(extend("enum" = ["none", "workspace", "read-only"]))]
+    #[schemars(extend("enum" = Sandbox::ALL.map(Sandbox::as_str)))]
     pub sandbox: Option<String>,
 }
 }
@@ -706,7 +706,7 @@ pub struct ListedSession {
     /// Whether a full-screen program has the alternate screen on.
     pub alt_screen: bool,
     /// The sandbox it runs in: "none", "workspace" or "read-only".
-    #[schemars(extend("enum" = ["none", "workspace", "read-only"]))]
+    #[schemars(extend("enum" = Sandbox::ALL.map(Sandbox::as_str)))]
     pub sandbox: &'static str,
 }
 
