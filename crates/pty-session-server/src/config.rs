@@ -698,6 +698,75 @@ mod tests {
         );
     }
 
+    /// The settings of `args`, parsed as the flags of the three structs.
+    fn settings_of(args: &[&str]) -> String {
+        use clap::{Args as _, FromArgMatches as _};
+        let command = clap::Command::new("keys");
+        let command =
+            PersistFlags::augment_args(ServeFlags::augment_args(ConfigArgs::augment_args(command)));
+        let matches = command.try_get_matches_from(args).unwrap();
+        let config = ConfigArgs::from_arg_matches(&matches).unwrap();
+        let serve = ServeFlags::from_arg_matches(&matches).unwrap();
+        let persist = PersistFlags::from_arg_matches(&matches).unwrap();
+        let settings = config.settings(Some(&serve)).unwrap();
+        format!("{:?}", settings.with_persist_flags(&persist))
+    }
+
+    /// A flag's help states its default as `[default: X]`; the docs' table states it too.
+    #[test]
+    fn the_stated_defaults_are_the_defaults() {
+        use clap::Args as _;
+        let docs = include_str!("../../../docs/configuration.md");
+        let documented = |key: &str| {
+            let row = docs
+                .lines()
+                .find(|line| line.starts_with(&format!("| `{key}` |")))?;
+            let cell = row.split('|').nth(3)?.trim();
+            let value = cell.strip_prefix('`')?.strip_suffix('`')?;
+            Some(value.trim_matches('"').to_owned())
+        };
+        let command = clap::Command::new("keys");
+        let command =
+            PersistFlags::augment_args(ServeFlags::augment_args(ConfigArgs::augment_args(command)));
+        let defaults = settings_of(&["keys"]);
+        let mut checked = 0;
+        for key in FileConfig::keys() {
+            let flag = kebab(key);
+            let arg = command
+                .get_arguments()
+                .find(|arg| arg.get_long() == Some(&flag))
+                .unwrap();
+            let help = arg
+                .get_help()
+                .map(|help| help.to_string())
+                .unwrap_or_default();
+            let Some(stated) = help
+                .split_once("[default: ")
+                .and_then(|(_, rest)| rest.split_once(']'))
+                .map(|(value, _)| value)
+            else {
+                continue;
+            };
+            if let Some(documented) = documented(key) {
+                assert_eq!(documented, stated, "the docs and --{flag} differ");
+            }
+            if stated.parse::<u64>().is_ok() || stated == "none" {
+                let given = settings_of(&["keys", &format!("--{flag}"), stated]);
+                assert_eq!(given, defaults, "--{flag} {stated} is not the default");
+                checked += 1;
+            }
+        }
+        assert!(checked >= 15, "only {checked} defaults checked");
+        let tail_bytes = command
+            .get_arguments()
+            .find(|arg| arg.get_long() == Some("tail-bytes"))
+            .and_then(|arg| arg.get_help())
+            .unwrap()
+            .to_string();
+        let range = format!("({}..={})", limits::MIN_BYTES, limits::MAX_BYTES);
+        assert!(tail_bytes.contains(&range), "{tail_bytes}");
+    }
+
     #[test]
     fn the_config_help_lists_every_key() {
         let help = config_help();
