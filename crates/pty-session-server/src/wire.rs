@@ -736,3 +736,50 @@ pub struct CloseResult {
     /// False if it was already closed or never existed.
     pub closed: bool,
 }
+
+#[cfg(test)]
+mod tests {
+    use pty_session::limits;
+
+    use super::*;
+
+    /// The description of `field` in the input schema of `T`.
+    fn description<T: JsonSchema>(field: &str) -> String {
+        let schema = input_schema::<T>();
+        schema["properties"][field]["description"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{field} has no description"))
+            .to_owned()
+    }
+
+    /// The descriptions state defaults and limits in words; they must be the library's.
+    #[test]
+    fn the_descriptions_state_the_library_defaults() {
+        let config = pty_session::Config::default();
+        for (field, stated) in [
+            ("quietMs", format!("(default {})", limits::DEFAULT_QUIET_MS)),
+            (
+                "timeoutMs",
+                format!("(default {})", limits::DEFAULT_TIMEOUT_MS),
+            ),
+            ("lines", format!("(default {})", config.tail_lines)),
+            ("maxBytes", format!("(default {})", config.tail_bytes)),
+            ("cols", format!("(default {})", limits::DEFAULT_COLS)),
+            ("rows", format!("(default {})", limits::DEFAULT_ROWS)),
+        ] {
+            let text = description::<OpenArgs>(field);
+            assert!(
+                text.contains(&stated),
+                "{field}: {stated} missing from {text:?}"
+            );
+        }
+        for field in ["quietMs", "timeoutMs", "lines", "maxBytes"] {
+            assert_eq!(
+                description::<OpenArgs>(field),
+                description::<TailArgs>(field)
+            );
+        }
+        assert_eq!(limits::MAX_DATA_BYTES, 1024 * 1024);
+        assert!(description::<SendArgs>("data").contains("at most 1 MiB"));
+    }
+}
