@@ -1,11 +1,19 @@
 //! The configuration of docs/configuration.md from a TOML file (`--config`, camelCase keys) and from
 //! flags (their kebab-case forms), flags winning; checked at start, naming the bad key.
+//!
+//! Each key is declared once, as a field of [`ConfigArgs`] (shared by `mcp` and `serve`),
+//! [`ServeFlags`] (`serve` only) or [`PersistFlags`] (`mcp` only): clap reads the field as
+//! a flag, serde as a key of the file, and the `--config` help lists the keys serde reads.
+//! The limits they share with the library are the library's ([`pty_session::limits`]),
+//! checked by [`pty_session::Config::validate`].
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, anyhow};
+
+use pty_session::limits;
 
 use crate::http::HttpLimits;
 use crate::mcp_sessions;
@@ -22,18 +30,14 @@ pub const DEFAULT_HTTP_BODY_TIMEOUT_SECS: u64 = 60;
 /// The smallest `maxRequestBytes` accepted.
 const MIN_REQUEST_BYTES: u64 = 4096;
 
-/// The configuration flags shared by `mcp` and `serve`.
-#[derive(Debug, Default, Clone, clap::Args)]
+/// The configuration shared by `mcp` and `serve`: each field is a flag and a key of the
+/// file.
+#[derive(Debug, Default, Clone, clap::Args, serde::Deserialize)]
 #[command(next_help_heading = "Configuration (flags win over the --config file)")]
+#[serde(rename_all = "camelCase", default)]
 pub struct ConfigArgs {
-    /// A TOML file with any of the keys backendType, tailLines, tailBytes, scrollbackLines,
-    /// scrollbackBytes, maxSessionsPerOwner, maxSessions, maxExitedPerOwner,
-    /// maxRequestBytes, ownerIdleTimeoutSecs, maxConnections, httpIdleTimeoutSecs,
-    /// httpBodyTimeoutSecs, maxMcpSessionsPerToken, mcpSessionIdleSecs, recordDir,
-    /// recordInput, recordMaxBytes, persist, persistIdleSecs, persistExitSecs, sandbox,
-    /// sandboxWritable, sandboxNetwork and a
-    /// defaultEnv table
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help = config_help())]
+    #[serde(skip)]
     pub config: Option<PathBuf>,
     /// How pty_open runs a command: "shell" (/bin/sh -c, the default) or "exec" (split
     /// into words, no shell)
@@ -44,7 +48,7 @@ pub struct ConfigArgs {
     pub tail_lines: Option<u64>,
     /// How many bytes of lines a reply returns at most when the call gives no budget
     /// (1024..=1048576) [default: 32768]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1024..=1_048_576))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(limits::MIN_BYTES..=limits::MAX_BYTES))]
     pub tail_bytes: Option<u64>,
     /// How many completed lines each session keeps [default: 10000]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -69,6 +73,7 @@ pub struct ConfigArgs {
     /// (TERM=xterm-256color, PAGER=cat, GIT_PAGER=cat, LANG=C.UTF-8 without a locale);
     /// NAME= removes that default. Repeatable
     #[arg(long, value_name = "NAME=VALUE", value_parser = parse_env_pair)]
+    #[serde(deserialize_with = "env_table")]
     pub default_env: Vec<(String, String)>,
     /// Record every session into this directory as an asciinema v2 file
     /// (`<UTC time>-<session id>.cast`, mode 0600; output only unless --record-input)
@@ -78,7 +83,7 @@ pub struct ConfigArgs {
     #[arg(long)]
     pub record_input: bool,
     /// Cut a recording at this many bytes, with a marker event saying so [default: 67108864]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(4096..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(limits::MIN_RECORD_BYTES..))]
     pub record_max_bytes: Option<u64>,
     /// The sandbox of a pty_open that names none: "none", "workspace" (write only cwd and
     /// the temp dir, no network) or "read-only" (write nothing, no network) [default: none]
@@ -99,9 +104,32 @@ fn parse_env_pair(pair: &str) -> Result<(String, String), String> {
     Ok((name.to_owned(), value.to_owned()))
 }
 
-/// The configuration flags of `serve` only.
-#[derive(Debug, Default, Clone, clap::Args)]
+/// `defaultEnv` in the file: a table of names to values.
+fn env_table<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<(String, String)>, D::Error> {
+    let table: BTreeMap<String, String> = serde::Deserialize::deserialize(deserializer)?;
+    Ok(table.into_iter().collect())
+}
+
+/// The help of `--config`: the keys a file may hold.
+fn config_help() -> String {
+    let keys = FileConfig::keys();
+    let scalars: Vec<&str> = keys
+        .iter()
+        .copied()
+        .filter(|key| *key != "defaultEnv")
+        .collect();
+    format!(
+        "A TOML file with any of the keys {} and a defaultEnv table",
+        scalars.join(", ")
+    )
+}
+
+/// The configuration of `serve` only: each field is a flag and a key of the file.
+#[derive(Debug, Default, Clone, clap::Args, serde::Deserialize)]
 #[command(next_help_heading = "HTTP limits (flags win over the --config file)")]
+#[serde(rename_all = "camelCase", default)]
 pub struct ServeFlags {
     /// Close the sessions of an owner that made no call for this long; 0 never [default: 1800]
     #[arg(long, value_name = "SECS")]
@@ -131,9 +159,11 @@ pub const DEFAULT_PERSIST_IDLE_SECS: u64 = 8 * 3600;
 /// The default of `persistExitSecs`: a minute.
 pub const DEFAULT_PERSIST_EXIT_SECS: u64 = 60;
 
-/// The flags of `mcp` for persistent sessions (docs/configuration.md).
-#[derive(Debug, Default, Clone, clap::Args)]
+/// The configuration of `mcp` for persistent sessions (docs/configuration.md): each field
+/// but `owner` is a flag and a key of the file.
+#[derive(Debug, Default, Clone, clap::Args, serde::Deserialize)]
 #[command(next_help_heading = "Persistent sessions (flags win over the --config file)")]
+#[serde(rename_all = "camelCase", default)]
 pub struct PersistFlags {
     /// Keep sessions in a per-user background server that outlives this client, reached
     /// over a Unix socket (started if none runs); a client restarted with the same owner
@@ -142,6 +172,7 @@ pub struct PersistFlags {
     pub persist: bool,
     /// The owner of the sessions with --persist [default: the canonical working directory]
     #[arg(long, value_name = "NAME")]
+    #[serde(skip)]
     pub owner: Option<String>,
     /// The background server closes an owner's sessions after this long without a call
     /// [default: 28800]
@@ -192,52 +223,62 @@ impl Settings {
     }
 }
 
-/// The values of a config file; every key is optional, an unknown key is an error.
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+/// The values of a config file: the flags' structs read from it. Every key is optional;
+/// an unknown key is an error.
+#[derive(Debug, Default)]
 struct FileConfig {
-    backend_type: Option<String>,
-    tail_lines: Option<u64>,
-    scrollback_lines: Option<u64>,
-    scrollback_bytes: Option<u64>,
-    max_sessions_per_owner: Option<u64>,
-    max_sessions: Option<u64>,
-    owner_idle_timeout_secs: Option<u64>,
-    tail_bytes: Option<u64>,
-    max_exited_per_owner: Option<u64>,
-    #[serde(default)]
-    default_env: BTreeMap<String, String>,
-    record_dir: Option<PathBuf>,
-    record_input: Option<bool>,
-    record_max_bytes: Option<u64>,
-    sandbox: Option<String>,
-    #[serde(default)]
-    sandbox_writable: Vec<PathBuf>,
-    sandbox_network: Option<bool>,
-    max_request_bytes: Option<u64>,
-    max_connections: Option<u64>,
-    http_idle_timeout_secs: Option<u64>,
-    http_body_timeout_secs: Option<u64>,
-    max_mcp_sessions_per_token: Option<u64>,
-    mcp_session_idle_secs: Option<u64>,
-    persist: Option<bool>,
-    persist_idle_secs: Option<u64>,
-    persist_exit_secs: Option<u64>,
+    shared: ConfigArgs,
+    serve: ServeFlags,
+    persist: PersistFlags,
 }
 
 impl FileConfig {
+    /// Every key, in the order of the structs and their fields.
+    fn keys() -> &'static [&'static str] {
+        static KEYS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+        KEYS.get_or_init(|| {
+            [
+                serde_keys::<ConfigArgs>(),
+                serde_keys::<ServeFlags>(),
+                serde_keys::<PersistFlags>(),
+            ]
+            .concat()
+        })
+    }
+
     /// Parses a config file; an error names the key (`serde_path_to_error` gives its path).
+    /// Of several problems, the one of the key the file's deserializer yields first is
+    /// told, as when one struct read the whole file.
     fn parse(text: &str) -> anyhow::Result<FileConfig> {
-        let table = toml::Deserializer::parse(text)?;
-        serde_path_to_error::deserialize(table).map_err(|err| {
-            let path = err.path().to_string();
-            let inner = err.into_inner();
-            let message = inner.message();
-            if path == "." {
-                anyhow!("{message}")
-            } else {
-                anyhow!("key `{path}`: {message}")
-            }
+        use serde::Deserializer as _;
+        let order = toml::Deserializer::parse(text)?.deserialize_map(KeyOrder)?;
+        let keys = FileConfig::keys();
+        let unknown = order
+            .iter()
+            .find(|key| !keys.contains(&key.as_str()))
+            .map(|key| Problem {
+                path: key.clone(),
+                message: <serde::de::value::Error as serde::de::Error>::unknown_field(key, keys)
+                    .to_string(),
+            });
+        let (shared, serve, persist) = (part(text)?, part(text)?, part(text)?);
+        let problems = [
+            unknown,
+            shared.as_ref().err().cloned(),
+            serve.as_ref().err().cloned(),
+            persist.as_ref().err().cloned(),
+        ];
+        let at = |problem: &Problem| {
+            let key = problem.path.split('.').next().unwrap_or_default();
+            order.iter().position(|k| k == key)
+        };
+        if let Some(first) = problems.into_iter().flatten().min_by_key(at) {
+            return Err(first.into());
+        }
+        Ok(FileConfig {
+            shared: shared?,
+            serve: serve?,
+            persist: persist?,
         })
     }
 
@@ -246,6 +287,90 @@ impl FileConfig {
             .with_context(|| format!("cannot read config file {}", path.display()))?;
         FileConfig::parse(&text).with_context(|| format!("bad config file {}", path.display()))
     }
+}
+
+/// A key of a file that cannot be read: its path (`.` for the whole file) and why.
+#[derive(Debug, Clone)]
+struct Problem {
+    path: String,
+    message: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self.path.as_str() {
+            "." => f.write_str(&self.message),
+            path => write!(f, "key `{path}`: {}", self.message),
+        }
+    }
+}
+
+impl std::error::Error for Problem {}
+
+/// One of the structs of a file, read from the whole file (whose other keys it ignores).
+fn part<T: serde::de::DeserializeOwned>(text: &str) -> anyhow::Result<Result<T, Problem>> {
+    let file = toml::Deserializer::parse(text)?;
+    Ok(
+        serde_path_to_error::deserialize(file).map_err(|err| Problem {
+            path: err.path().to_string(),
+            message: err.into_inner().message().to_owned(),
+        }),
+    )
+}
+
+/// The top-level keys of a file, in their order.
+struct KeyOrder;
+
+impl<'de> serde::de::Visitor<'de> for KeyOrder {
+    type Value = Vec<String>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a table")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Vec<String>, A::Error> {
+        let mut keys = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            map.next_value::<serde::de::IgnoredAny>()?;
+            keys.push(key);
+        }
+        Ok(keys)
+    }
+}
+
+/// The keys serde reads for `T` (a struct), in the order of its fields: what its derived
+/// `Deserialize` hands to `deserialize_struct`.
+fn serde_keys<T: serde::de::DeserializeOwned>() -> &'static [&'static str] {
+    struct Probe<'a>(&'a mut &'static [&'static str]);
+    impl<'de> serde::Deserializer<'de> for Probe<'_> {
+        type Error = serde::de::value::Error;
+
+        fn deserialize_any<V: serde::de::Visitor<'de>>(
+            self,
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            Err(serde::de::Error::custom("not a struct"))
+        }
+
+        fn deserialize_struct<V: serde::de::Visitor<'de>>(
+            self,
+            _name: &'static str,
+            fields: &'static [&'static str],
+            _visitor: V,
+        ) -> Result<V::Value, Self::Error> {
+            *self.0 = fields;
+            Err(serde::de::Error::custom("probed"))
+        }
+
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+            identifier ignored_any
+        }
+    }
+    let mut fields: &'static [&'static str] = &[];
+    let _ = T::deserialize(Probe(&mut fields));
+    fields
 }
 
 fn to_usize(key: &str, value: u64) -> anyhow::Result<usize> {
@@ -262,50 +387,50 @@ impl ConfigArgs {
             None => FileConfig::default(),
         };
         let mut service = pty_session::Config::default();
-        if let Some(backend) = self.backend_type.clone().or(file.backend_type) {
+        if let Some(backend) = self.backend_type.clone().or(file.shared.backend_type) {
             service.backend_type = backend;
         }
         let numbers: [(&str, Option<u64>, Option<u64>, &mut usize); 7] = [
             (
                 "tailLines",
                 self.tail_lines,
-                file.tail_lines,
+                file.shared.tail_lines,
                 &mut service.tail_lines,
             ),
             (
                 "scrollbackLines",
                 self.scrollback_lines,
-                file.scrollback_lines,
+                file.shared.scrollback_lines,
                 &mut service.scrollback_lines,
             ),
             (
                 "scrollbackBytes",
                 self.scrollback_bytes,
-                file.scrollback_bytes,
+                file.shared.scrollback_bytes,
                 &mut service.scrollback_bytes,
             ),
             (
                 "maxSessionsPerOwner",
                 self.max_sessions_per_owner,
-                file.max_sessions_per_owner,
+                file.shared.max_sessions_per_owner,
                 &mut service.max_sessions_per_owner,
             ),
             (
                 "maxSessions",
                 self.max_sessions,
-                file.max_sessions,
+                file.shared.max_sessions,
                 &mut service.max_sessions,
             ),
             (
                 "tailBytes",
                 self.tail_bytes,
-                file.tail_bytes,
+                file.shared.tail_bytes,
                 &mut service.tail_bytes,
             ),
             (
                 "maxExitedPerOwner",
                 self.max_exited_per_owner,
-                file.max_exited_per_owner,
+                file.shared.max_exited_per_owner,
                 &mut service.max_exited_per_owner,
             ),
         ];
@@ -314,25 +439,25 @@ impl ConfigArgs {
                 *field = to_usize(key, value)?;
             }
         }
-        service.default_env = file.default_env;
+        service.default_env = file.shared.default_env.into_iter().collect();
         service.default_env.extend(self.default_env.iter().cloned());
-        service.record_dir = self.record_dir.clone().or(file.record_dir);
-        service.record_input = self.record_input || file.record_input.unwrap_or(false);
-        if let Some(bytes) = self.record_max_bytes.or(file.record_max_bytes) {
+        service.record_dir = self.record_dir.clone().or(file.shared.record_dir);
+        service.record_input = self.record_input || file.shared.record_input;
+        if let Some(bytes) = self.record_max_bytes.or(file.shared.record_max_bytes) {
             service.record_max_bytes = bytes;
         }
         if let Some(dir) = &service.record_dir {
             check_record_dir(dir)?;
         }
-        if let Some(mode) = self.sandbox.as_ref().or(file.sandbox.as_ref()) {
+        if let Some(mode) = self.sandbox.as_ref().or(file.shared.sandbox.as_ref()) {
             service.sandbox = pty_session::Sandbox::parse("sandbox", mode)
                 .map_err(|err| anyhow!("invalid configuration: {err}"))?;
         }
-        service.sandbox_writable = file.sandbox_writable;
+        service.sandbox_writable = file.shared.sandbox_writable;
         service
             .sandbox_writable
             .extend(self.sandbox_writable.iter().cloned());
-        service.sandbox_network = self.sandbox_network || file.sandbox_network.unwrap_or(false);
+        service.sandbox_network = self.sandbox_network || file.shared.sandbox_network;
         // The library names its fields (`tail_lines`); the file and flags say `tailLines`.
         service.validate().map_err(|err| {
             let err = match err {
@@ -354,7 +479,7 @@ impl ConfigArgs {
 
         let idle = serve
             .owner_idle_timeout_secs
-            .or(file.owner_idle_timeout_secs)
+            .or(file.serve.owner_idle_timeout_secs)
             .unwrap_or(DEFAULT_OWNER_IDLE_TIMEOUT_SECS);
         let owner_idle_timeout = (idle > 0).then(|| Duration::from_secs(idle));
         let at_least =
@@ -371,11 +496,11 @@ impl ConfigArgs {
             "maxRequestBytes",
             MIN_REQUEST_BYTES,
             self.max_request_bytes,
-            file.max_request_bytes,
+            file.shared.max_request_bytes,
             DEFAULT_MAX_REQUEST_BYTES,
         )?;
         let max_request_bytes = to_usize("maxRequestBytes", max_request_bytes)?;
-        let max_connections = match serve.max_connections.or(file.max_connections) {
+        let max_connections = match serve.max_connections.or(file.serve.max_connections) {
             Some(n) => Some(to_usize(
                 "maxConnections",
                 at_least("maxConnections", 1, Some(n), None, 0)?,
@@ -390,13 +515,13 @@ impl ConfigArgs {
             idle_timeout: secs(
                 "httpIdleTimeoutSecs",
                 serve.http_idle_timeout_secs,
-                file.http_idle_timeout_secs,
+                file.serve.http_idle_timeout_secs,
                 DEFAULT_HTTP_IDLE_TIMEOUT_SECS,
             )?,
             body_timeout: secs(
                 "httpBodyTimeoutSecs",
                 serve.http_body_timeout_secs,
-                file.http_body_timeout_secs,
+                file.serve.http_body_timeout_secs,
                 DEFAULT_HTTP_BODY_TIMEOUT_SECS,
             )?,
             max_body_bytes: max_request_bytes,
@@ -406,29 +531,29 @@ impl ConfigArgs {
                     "maxMcpSessionsPerToken",
                     1,
                     serve.max_mcp_sessions_per_token,
-                    file.max_mcp_sessions_per_token,
+                    file.serve.max_mcp_sessions_per_token,
                     mcp_sessions::DEFAULT_MAX_PER_TOKEN as u64,
                 )?,
             )?,
             mcp_session_idle: secs(
                 "mcpSessionIdleSecs",
                 serve.mcp_session_idle_secs,
-                file.mcp_session_idle_secs,
+                file.serve.mcp_session_idle_secs,
                 mcp_sessions::DEFAULT_IDLE_SECS,
             )?,
         };
         let persist = PersistSettings {
-            enabled: file.persist.unwrap_or(false),
+            enabled: file.persist.persist,
             idle: secs(
                 "persistIdleSecs",
                 None,
-                file.persist_idle_secs,
+                file.persist.persist_idle_secs,
                 DEFAULT_PERSIST_IDLE_SECS,
             )?,
             exit_after: secs(
                 "persistExitSecs",
                 None,
-                file.persist_exit_secs,
+                file.persist.persist_exit_secs,
                 DEFAULT_PERSIST_EXIT_SECS,
             )?,
         };
@@ -475,7 +600,7 @@ mod tests {
         check_error(
             "tailLine = 5",
             expect![
-                "key `tailLine`: unknown field `tailLine`, expected one of `backendType`, `tailLines`, `scrollbackLines`, `scrollbackBytes`, `maxSessionsPerOwner`, `maxSessions`, `ownerIdleTimeoutSecs`, `tailBytes`, `maxExitedPerOwner`, `defaultEnv`, `recordDir`, `recordInput`, `recordMaxBytes`, `sandbox`, `sandboxWritable`, `sandboxNetwork`, `maxRequestBytes`, `maxConnections`, `httpIdleTimeoutSecs`, `httpBodyTimeoutSecs`, `maxMcpSessionsPerToken`, `mcpSessionIdleSecs`, `persist`, `persistIdleSecs`, `persistExitSecs`"
+                "key `tailLine`: unknown field `tailLine`, expected one of `backendType`, `tailLines`, `tailBytes`, `scrollbackLines`, `scrollbackBytes`, `maxSessionsPerOwner`, `maxSessions`, `maxRequestBytes`, `maxExitedPerOwner`, `defaultEnv`, `recordDir`, `recordInput`, `recordMaxBytes`, `sandbox`, `sandboxWritable`, `sandboxNetwork`, `ownerIdleTimeoutSecs`, `maxConnections`, `httpIdleTimeoutSecs`, `httpBodyTimeoutSecs`, `maxMcpSessionsPerToken`, `mcpSessionIdleSecs`, `persist`, `persistIdleSecs`, `persistExitSecs`"
             ],
         );
         check_error(
@@ -490,6 +615,164 @@ mod tests {
             "[defaultEnv]\nPAGER = 1",
             expect!["key `defaultEnv.PAGER`: invalid type: integer `1`, expected a string"],
         );
+        check_error(
+            "recordInput = \"yes\"",
+            expect![[r#"key `recordInput`: invalid type: string "yes", expected a boolean"#]],
+        );
+    }
+
+    /// (The keys of these files come in the same order sorted or as written.)
+    #[test]
+    fn of_several_problems_the_first_key_is_told() {
+        check_error(
+            "maxConnections = \"x\"\ntailLine = 5\ntailLines = -1",
+            expect![[r#"key `maxConnections`: invalid type: string "x", expected u64"#]],
+        );
+        check_error(
+            "maxSessions = -1\npersistIdleSecs = \"x\"",
+            expect!["key `maxSessions`: invalid value: integer `-1`, expected u64"],
+        );
+        let err = FileConfig::parse("maxSessions = -1\nnope = 1").unwrap_err();
+        assert!(
+            format!("{err:#}").starts_with("key `maxSessions`"),
+            "{err:#}"
+        );
+        let err = FileConfig::parse("nope = 1\ntailLines = -1").unwrap_err();
+        assert!(format!("{err:#}").starts_with("key `nope`"), "{err:#}");
+    }
+
+    /// `tailLines` → `tail-lines`.
+    fn kebab(key: &str) -> String {
+        let mut flag = String::new();
+        for c in key.chars() {
+            if c.is_ascii_uppercase() {
+                flag.push('-');
+            }
+            flag.push(c.to_ascii_lowercase());
+        }
+        flag
+    }
+
+    #[test]
+    fn every_key_has_a_flag_and_a_row_in_the_docs_and_back() {
+        use clap::Args as _;
+        let command = clap::Command::new("keys");
+        let command =
+            PersistFlags::augment_args(ServeFlags::augment_args(ConfigArgs::augment_args(command)));
+        // `--config` names the file and `--owner` is no setting of the server.
+        let mut flags: Vec<String> = command
+            .get_arguments()
+            .filter_map(|arg| arg.get_long())
+            .filter(|long| !["config", "owner"].contains(long))
+            .map(str::to_owned)
+            .collect();
+        let mut keys: Vec<&str> = FileConfig::keys().to_vec();
+        let mut flags_of_keys: Vec<String> = keys.iter().map(|key| kebab(key)).collect();
+        flags.sort();
+        flags_of_keys.sort();
+        assert_eq!(
+            flags, flags_of_keys,
+            "a key without a flag or a flag without a key"
+        );
+
+        let docs = include_str!("../../../docs/configuration.md");
+        let mut rows: Vec<(&str, &str)> = docs
+            .lines()
+            .filter_map(|line| {
+                let mut cells = line.split('|').map(str::trim).skip(1);
+                let key = cells.next()?.strip_prefix('`')?.strip_suffix('`')?;
+                let flag = cells.next()?.strip_prefix("`--")?;
+                let flag = flag.split(['`', ' ']).next()?;
+                Some((key, flag))
+            })
+            .collect();
+        for (key, flag) in &rows {
+            assert_eq!(*flag, kebab(key), "the row of {key} names another flag");
+        }
+        let mut documented: Vec<&str> = rows.drain(..).map(|(key, _)| key).collect();
+        documented.sort_unstable();
+        keys.sort_unstable();
+        assert_eq!(
+            documented, keys,
+            "a key without a row in docs/configuration.md, or back"
+        );
+    }
+
+    /// The settings of `args`, parsed as the flags of the three structs.
+    fn settings_of(args: &[&str]) -> String {
+        use clap::{Args as _, FromArgMatches as _};
+        let command = clap::Command::new("keys");
+        let command =
+            PersistFlags::augment_args(ServeFlags::augment_args(ConfigArgs::augment_args(command)));
+        let matches = command.try_get_matches_from(args).unwrap();
+        let config = ConfigArgs::from_arg_matches(&matches).unwrap();
+        let serve = ServeFlags::from_arg_matches(&matches).unwrap();
+        let persist = PersistFlags::from_arg_matches(&matches).unwrap();
+        let settings = config.settings(Some(&serve)).unwrap();
+        format!("{:?}", settings.with_persist_flags(&persist))
+    }
+
+    /// A flag's help states its default as `[default: X]`; the docs' table states it too.
+    #[test]
+    fn the_stated_defaults_are_the_defaults() {
+        use clap::Args as _;
+        let docs = include_str!("../../../docs/configuration.md");
+        let documented = |key: &str| {
+            let row = docs
+                .lines()
+                .find(|line| line.starts_with(&format!("| `{key}` |")))?;
+            let cell = row.split('|').nth(3)?.trim();
+            let value = cell.strip_prefix('`')?.strip_suffix('`')?;
+            Some(value.trim_matches('"').to_owned())
+        };
+        let command = clap::Command::new("keys");
+        let command =
+            PersistFlags::augment_args(ServeFlags::augment_args(ConfigArgs::augment_args(command)));
+        let defaults = settings_of(&["keys"]);
+        let mut checked = 0;
+        for key in FileConfig::keys() {
+            let flag = kebab(key);
+            let arg = command
+                .get_arguments()
+                .find(|arg| arg.get_long() == Some(&flag))
+                .unwrap();
+            let help = arg
+                .get_help()
+                .map(|help| help.to_string())
+                .unwrap_or_default();
+            let Some(stated) = help
+                .split_once("[default: ")
+                .and_then(|(_, rest)| rest.split_once(']'))
+                .map(|(value, _)| value)
+            else {
+                continue;
+            };
+            if let Some(documented) = documented(key) {
+                assert_eq!(documented, stated, "the docs and --{flag} differ");
+            }
+            if stated.parse::<u64>().is_ok() || stated == "none" {
+                let given = settings_of(&["keys", &format!("--{flag}"), stated]);
+                assert_eq!(given, defaults, "--{flag} {stated} is not the default");
+                checked += 1;
+            }
+        }
+        assert!(checked >= 15, "only {checked} defaults checked");
+        let tail_bytes = command
+            .get_arguments()
+            .find(|arg| arg.get_long() == Some("tail-bytes"))
+            .and_then(|arg| arg.get_help())
+            .unwrap()
+            .to_string();
+        let range = format!("({}..={})", limits::MIN_BYTES, limits::MAX_BYTES);
+        assert!(tail_bytes.contains(&range), "{tail_bytes}");
+    }
+
+    #[test]
+    fn the_config_help_lists_every_key() {
+        let help = config_help();
+        for key in FileConfig::keys() {
+            assert!(help.contains(key), "{key} missing from {help}");
+        }
     }
 
     #[test]

@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use pty_session::{
-    Error, OpenRequest, Opened, Output, Rest, Screen, SendRequest, Sent, SessionInfo, Settle,
-    Status, Tail, TailRequest,
+    Error, OpenRequest, Opened, Output, Rest, Sandbox, Screen, SendRequest, Sent, SessionInfo,
+    Settle, Status, Tail, TailRequest, limits,
 };
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -157,18 +157,18 @@ macro_rules! with_settle_fields {
             /// "\\(gdb\\) $").
             pub until: Option<String>,
             /// Milliseconds without output that count as quiet (default 300).
-            #[schemars(range(min = 1, max = 600_000))]
+            #[schemars(range(min = 1, max = limits::MAX_TIMEOUT_MS))]
             pub quiet_ms: Option<u64>,
             /// The longest wait in ms (default 5000); for pty_send it also bounds the write.
-            #[schemars(range(max = 600_000))]
+            #[schemars(range(max = limits::MAX_TIMEOUT_MS))]
             pub timeout_ms: Option<u64>,
             /// The most lines in the reply (default 200); the newest come, skipped counts
             /// the rest.
-            #[schemars(range(min = 1, max = 100_000))]
+            #[schemars(range(min = 1, max = limits::MAX_LINES))]
             pub lines: Option<u64>,
             /// The most bytes of lines in the reply (default 32768); a longer line is cut
             /// to it (cutLines).
-            #[schemars(range(min = 1024, max = 1_048_576))]
+            #[schemars(range(min = limits::MIN_BYTES, max = limits::MAX_BYTES))]
             pub max_bytes: Option<u64>,
         }
 
@@ -199,17 +199,17 @@ pub struct OpenArgs {
     /// Environment variables, name to value, set literally.
     pub env: Option<BTreeMap<String, String>>,
     /// Terminal width (default 120).
-    #[schemars(range(min = 1, max = 1000))]
+    #[schemars(range(min = 1, max = limits::MAX_WINDOW))]
     pub cols: Option<u64>,
     /// Terminal height (default 40).
-    #[schemars(range(min = 1, max = 1000))]
+    #[schemars(range(min = 1, max = limits::MAX_WINDOW))]
     pub rows: Option<u64>,
     /// Whether the terminal echoes input (default true).
     #[serde(default = "yes")]
     pub echo: bool,
     /// "none", "workspace" (write only cwd and the temp dir, no network) or "read-only"
     /// (write nothing); default from the server's config, itself "none".
-    #[schemars(extend("enum" = ["none", "workspace", "read-only"]))]
+    #[schemars(extend("enum" = Sandbox::ALL.map(Sandbox::as_str)))]
     pub sandbox: Option<String>,
 }
 }
@@ -231,10 +231,10 @@ pub struct SendArgs {
     /// Press Enter after (default true with data, false with keys).
     pub submit: Option<bool>,
     /// Resize to this many columns first.
-    #[schemars(range(min = 1, max = 1000))]
+    #[schemars(range(min = 1, max = limits::MAX_WINDOW))]
     pub cols: Option<u64>,
     /// Resize to this many rows first.
-    #[schemars(range(min = 1, max = 1000))]
+    #[schemars(range(min = 1, max = limits::MAX_WINDOW))]
     pub rows: Option<u64>,
     /// Read the new lines into delta (default true); false only types: no delta, and
     /// the lines stay unread for the next pty_send or pty_tail.
@@ -706,7 +706,7 @@ pub struct ListedSession {
     /// Whether a full-screen program has the alternate screen on.
     pub alt_screen: bool,
     /// The sandbox it runs in: "none", "workspace" or "read-only".
-    #[schemars(extend("enum" = ["none", "workspace", "read-only"]))]
+    #[schemars(extend("enum" = Sandbox::ALL.map(Sandbox::as_str)))]
     pub sandbox: &'static str,
 }
 
@@ -735,4 +735,51 @@ impl ListedSession {
 pub struct CloseResult {
     /// False if it was already closed or never existed.
     pub closed: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use pty_session::limits;
+
+    use super::*;
+
+    /// The description of `field` in the input schema of `T`.
+    fn description<T: JsonSchema>(field: &str) -> String {
+        let schema = input_schema::<T>();
+        schema["properties"][field]["description"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{field} has no description"))
+            .to_owned()
+    }
+
+    /// The descriptions state defaults and limits in words; they must be the library's.
+    #[test]
+    fn the_descriptions_state_the_library_defaults() {
+        let config = pty_session::Config::default();
+        for (field, stated) in [
+            ("quietMs", format!("(default {})", limits::DEFAULT_QUIET_MS)),
+            (
+                "timeoutMs",
+                format!("(default {})", limits::DEFAULT_TIMEOUT_MS),
+            ),
+            ("lines", format!("(default {})", config.tail_lines)),
+            ("maxBytes", format!("(default {})", config.tail_bytes)),
+            ("cols", format!("(default {})", limits::DEFAULT_COLS)),
+            ("rows", format!("(default {})", limits::DEFAULT_ROWS)),
+        ] {
+            let text = description::<OpenArgs>(field);
+            assert!(
+                text.contains(&stated),
+                "{field}: {stated} missing from {text:?}"
+            );
+        }
+        for field in ["quietMs", "timeoutMs", "lines", "maxBytes"] {
+            assert_eq!(
+                description::<OpenArgs>(field),
+                description::<TailArgs>(field)
+            );
+        }
+        assert_eq!(limits::MAX_DATA_BYTES, 1024 * 1024);
+        assert!(description::<SendArgs>("data").contains("at most 1 MiB"));
+    }
 }

@@ -150,7 +150,7 @@ impl Config {
             }
         }
         for name in self.default_env.keys() {
-            if name.is_empty() || name.contains('=') || name.contains('\0') {
+            if !crate::request::is_env_name(name) {
                 return Err(crate::Error::invalid(
                     "default_env",
                     format!(
@@ -170,10 +170,10 @@ impl Config {
                 format!("{} is not an absolute path", path.display()),
             ));
         }
-        if self.record_max_bytes < 4096 {
+        if self.record_max_bytes < crate::limits::MIN_RECORD_BYTES {
             return Err(crate::Error::invalid(
                 "record_max_bytes",
-                "must be at least 4096",
+                format!("must be at least {}", crate::limits::MIN_RECORD_BYTES),
             ));
         }
         let bytes = self.tail_bytes as u64;

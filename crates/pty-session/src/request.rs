@@ -658,6 +658,8 @@ pub mod limits {
     pub const MAX_BYTES: u64 = 1024 * 1024;
     /// The default `maxBytes` budget of a reply (config `tailBytes`).
     pub const DEFAULT_BYTES: u64 = 32 * 1024;
+    /// The smallest size cap of a recording ([`Config::record_max_bytes`](crate::Config)).
+    pub const MIN_RECORD_BYTES: u64 = 4096;
 }
 
 /// Checks a reply's budget of bytes (`maxBytes` of tail, open and send).
@@ -697,4 +699,176 @@ pub(crate) fn timeout(ms: Option<u64>) -> Result<Duration, crate::Error> {
         ));
     }
     Ok(Duration::from_millis(ms))
+}
+
+/// Whether `name` can name an environment variable: non-empty, without `=` or NUL. The
+/// rule of a call's `env` and of the config's `default_env`.
+pub(crate) fn is_env_name(name: &str) -> bool {
+    !name.is_empty() && !name.contains('=') && !name.contains('\0')
+}
+
+/// Checks what an open asks for that needs no session: the command, the working
+/// directory, the environment and the window.
+pub(crate) fn check_open(request: &OpenRequest) -> Result<(), crate::Error> {
+    if request.command.trim().is_empty() {
+        return Err(crate::Error::invalid(
+            "command",
+            "is empty; give the program to run, e.g. \"bash\"",
+        ));
+    }
+    if request.command.contains('\0') {
+        return Err(crate::Error::invalid(
+            "command",
+            "contains a NUL character, which a process cannot receive",
+        ));
+    }
+    if let Some(cwd) = &request.cwd {
+        check_cwd(cwd)?;
+    }
+    for (name, value) in &request.env {
+        if !is_env_name(name) {
+            return Err(crate::Error::invalid(
+                "env",
+                format!("{name:?} is not a valid name; names are non-empty, without '=' or NUL"),
+            ));
+        }
+        if value.contains('\0') {
+            return Err(crate::Error::invalid(
+                "env",
+                format!(
+                    "the value of {name} contains a NUL character, which a process cannot receive"
+                ),
+            ));
+        }
+    }
+    window(request.cols, request.rows)
+}
+
+/// Checks the names of a send's `keys`. Their bytes depend on the modes the program set,
+/// known once the session is found; the names are checked before anything else.
+pub(crate) fn check_key_names(keys: Option<&[String]>) -> Result<(), crate::Error> {
+    if let Some(keys) = keys {
+        crate::term::keys::encode(keys, Default::default())
+            .map_err(|problem| crate::Error::invalid("keys", problem))?;
+    }
+    Ok(())
+}
+
+/// Checks the size of what a send writes (`data`, `keys`) and its window.
+pub(crate) fn check_send(request: &SendRequest) -> Result<(), crate::Error> {
+    if request.data.len() > limits::MAX_DATA_BYTES {
+        return Err(crate::Error::invalid(
+            "data",
+            format!(
+                "is {} bytes, over the limit of {} bytes (1 MiB); send it in parts",
+                request.data.len(),
+                limits::MAX_DATA_BYTES
+            ),
+        ));
+    }
+    let keys_len: usize = request.keys.iter().flatten().map(String::len).sum();
+    if keys_len > limits::MAX_DATA_BYTES {
+        return Err(crate::Error::invalid(
+            "keys",
+            format!(
+                "hold {keys_len} bytes; send at most {} bytes per call",
+                limits::MAX_DATA_BYTES
+            ),
+        ));
+    }
+    window(request.cols, request.rows)
+}
+
+/// Checks a window size: each in 1..=[`limits::MAX_WINDOW`].
+fn window(cols: Option<u64>, rows: Option<u64>) -> Result<(), crate::Error> {
+    for (what, value) in [("cols", cols), ("rows", rows)] {
+        if let Some(value) = value
+            && (value == 0 || value > limits::MAX_WINDOW)
+        {
+            return Err(crate::Error::invalid(
+                what,
+                format!("{value} is out of range; give 1..={}", limits::MAX_WINDOW),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks a working directory: an existing directory, its path without NUL.
+fn check_cwd(cwd: &std::path::Path) -> Result<(), crate::Error> {
+    use std::os::unix::ffi::OsStrExt as _;
+    if cwd.as_os_str().as_bytes().contains(&0) {
+        return Err(crate::Error::invalid(
+            "cwd",
+            "contains a NUL character, which a path cannot hold",
+        ));
+    }
+    match std::fs::metadata(cwd) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(crate::Error::invalid(
+            "cwd",
+            format!(
+                "{} is not a directory; give an existing directory",
+                cwd.display()
+            ),
+        )),
+        Err(err) => Err(crate::Error::invalid(
+            "cwd",
+            format!(
+                "{} cannot be used ({err}); give an existing directory",
+                cwd.display()
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problem(result: Result<(), crate::Error>) -> String {
+        result
+            .expect_err("the arguments should be refused")
+            .to_string()
+    }
+
+    #[test]
+    fn env_names_are_non_empty_without_equals_or_nul() {
+        assert!(is_env_name("PAGER"));
+        for name in ["", "A=B", "A\0"] {
+            assert!(!is_env_name(name), "{name:?}");
+        }
+    }
+
+    #[test]
+    fn an_open_is_checked_before_anything_runs() {
+        assert!(check_open(&OpenRequest::new("true").size(1000, 1)).is_ok());
+        for (request, word) in [
+            (OpenRequest::new("  "), "command"),
+            (OpenRequest::new("a\0b"), "command"),
+            (OpenRequest::new("true").env("A=B", "x"), "\"A=B\""),
+            (OpenRequest::new("true").env("A", "x\0"), "value of A"),
+            (
+                OpenRequest::new("true").cwd("/nonexistent/dir"),
+                "/nonexistent/dir",
+            ),
+            (OpenRequest::new("true").size(0, 40), "cols"),
+            (OpenRequest::new("true").size(80, 1001), "1..=1000"),
+        ] {
+            let problem = problem(check_open(&request));
+            assert!(problem.contains(word), "{word:?} missing from {problem:?}");
+        }
+    }
+
+    #[test]
+    fn a_send_holds_at_most_the_data_limit() {
+        let at_limit = "x".repeat(limits::MAX_DATA_BYTES);
+        assert!(check_send(&SendRequest::new(at_limit.clone())).is_ok());
+        let over = problem(check_send(&SendRequest::new(at_limit + "x")));
+        assert!(over.contains("over the limit of 1048576 bytes"), "{over}");
+        let keys = vec!["x".repeat(limits::MAX_DATA_BYTES + 1)];
+        let over = problem(check_send(&SendRequest::keys(keys)));
+        assert!(over.contains("send at most 1048576 bytes"), "{over}");
+        assert!(problem(check_key_names(Some(&["C-".to_owned()]))).contains("keys"));
+    }
 }

@@ -3,8 +3,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::os::fd::OwnedFd;
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Instant, SystemTime};
 
@@ -375,35 +373,10 @@ impl PtyService {
     pub async fn send(&self, owner: &Owner, id: &SessionId, request: SendRequest) -> Result<Sent> {
         let start = Instant::now();
         // Arguments first: a bad one is the caller's error whatever the session.
-        if let Some(keys) = &request.keys {
-            // The names are checked before anything else; their bytes depend on the modes
-            // the program set, known once the session is found.
-            crate::term::keys::encode(keys, Default::default())
-                .map_err(|problem| Error::invalid("keys", problem))?;
-        }
+        crate::request::check_key_names(request.keys.as_deref())?;
         let plan = Plan::new(&request.settle, start)?;
         let budget = self.budget(request.lines, request.max_bytes)?;
-        if request.data.len() > limits::MAX_DATA_BYTES {
-            return Err(Error::invalid(
-                "data",
-                format!(
-                    "is {} bytes, over the limit of {} bytes (1 MiB); send it in parts",
-                    request.data.len(),
-                    limits::MAX_DATA_BYTES
-                ),
-            ));
-        }
-        let keys_len: usize = request.keys.iter().flatten().map(String::len).sum();
-        if keys_len > limits::MAX_DATA_BYTES {
-            return Err(Error::invalid(
-                "keys",
-                format!(
-                    "hold {keys_len} bytes; send at most {} bytes per call",
-                    limits::MAX_DATA_BYTES
-                ),
-            ));
-        }
-        check_window(request.cols, request.rows)?;
+        crate::request::check_send(&request)?;
         let session = self.shared.lookup(owner, id)?;
         let never = CancellationToken::new();
         let cancel = request.cancel.as_ref().unwrap_or(&never);
@@ -633,40 +606,7 @@ impl PtyService {
     /// Checks an open request and turns it into spawn options.
     fn spawn_options(&self, request: &OpenRequest) -> Result<SpawnOptions> {
         let config = &self.shared.config;
-        if request.command.trim().is_empty() {
-            return Err(Error::invalid(
-                "command",
-                "is empty; give the program to run, e.g. \"bash\"",
-            ));
-        }
-        if request.command.contains('\0') {
-            return Err(Error::invalid(
-                "command",
-                "contains a NUL character, which a process cannot receive",
-            ));
-        }
-        if let Some(cwd) = &request.cwd {
-            check_cwd(cwd)?;
-        }
-        for (name, value) in &request.env {
-            if name.is_empty() || name.contains('=') || name.contains('\0') {
-                return Err(Error::invalid(
-                    "env",
-                    format!(
-                        "{name:?} is not a valid name; names are non-empty, without '=' or NUL"
-                    ),
-                ));
-            }
-            if value.contains('\0') {
-                return Err(Error::invalid(
-                    "env",
-                    format!(
-                        "the value of {name} contains a NUL character, which a process cannot receive"
-                    ),
-                ));
-            }
-        }
-        check_window(request.cols, request.rows)?;
+        crate::request::check_open(request)?;
         let backend = config.backends.get(&config.backend_type).ok_or_else(|| {
             Error::invalid(
                 "backend_type",
@@ -780,21 +720,6 @@ struct Reply {
     screen: Option<Screen>,
 }
 
-/// Checks a window size: each in 1..=1000.
-fn check_window(cols: Option<u64>, rows: Option<u64>) -> Result<()> {
-    for (what, value) in [("cols", cols), ("rows", rows)] {
-        if let Some(value) = value
-            && (value == 0 || value > limits::MAX_WINDOW)
-        {
-            return Err(Error::invalid(
-                what,
-                format!("{value} is out of range; give 1..={}", limits::MAX_WINDOW),
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// A reply without a read: the cursor stays, `output` is empty.
 fn look(session: &Session) -> Reply {
     let mut state = session.state();
@@ -820,32 +745,6 @@ fn reply(session: &Session, budget: Budget) -> Reply {
 
 fn request_window(value: Option<u64>, default: u16) -> u16 {
     value.and_then(|v| u16::try_from(v).ok()).unwrap_or(default)
-}
-
-fn check_cwd(cwd: &Path) -> Result<()> {
-    if cwd.as_os_str().as_bytes().contains(&0) {
-        return Err(Error::invalid(
-            "cwd",
-            "contains a NUL character, which a path cannot hold",
-        ));
-    }
-    match std::fs::metadata(cwd) {
-        Ok(meta) if meta.is_dir() => Ok(()),
-        Ok(_) => Err(Error::invalid(
-            "cwd",
-            format!(
-                "{} is not a directory; give an existing directory",
-                cwd.display()
-            ),
-        )),
-        Err(err) => Err(Error::invalid(
-            "cwd",
-            format!(
-                "{} cannot be used ({err}); give an existing directory",
-                cwd.display()
-            ),
-        )),
-    }
 }
 
 pub(crate) enum WriteError {
