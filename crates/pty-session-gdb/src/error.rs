@@ -5,7 +5,7 @@ use std::fmt;
 use pty_session::ExitStatus;
 
 /// What went wrong driving gdb.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The PTY service refused a call (spawn failed, session limit, ...).

@@ -8,7 +8,7 @@ use pty_session::ExitStatus;
 /// The connection failures carry `message`: the line ssh printed about it, such as
 /// `ssh: connect to host 127.0.0.1 port 2222: Connection refused`. No variant ever holds
 /// a password or passphrase.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The PTY service refused a call (spawn failed, session limit, ...).

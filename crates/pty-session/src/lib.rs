@@ -103,7 +103,7 @@ mod watch;
 
 pub use backend::{Backend, Backends, ExecBackend, ShellBackend, quote_word};
 pub use config::Config;
-pub use error::{Error, Result};
+pub use error::{Error, LimitScope, Result};
 pub use owner::{Owner, SessionId};
 pub use request::{
     ExitStatus, OpenRequest, Opened, Output, Rest, SendRequest, Sent, SessionInfo, Settle,

@@ -22,8 +22,8 @@ use crate::spawn::{self, SpawnOptions, SpawnerHandle};
 use crate::tap::Tap;
 use crate::term::scrollback::{Budget, Scrollback};
 use crate::{
-    Config, Error, OpenRequest, Opened, Output, Owner, Result, Screen, SendRequest, Sent,
-    SessionId, SessionInfo, Status, Tail, TailRequest,
+    Config, Error, LimitScope, OpenRequest, Opened, Output, Owner, Result, Screen, SendRequest,
+    Sent, SessionId, SessionInfo, Status, Tail, TailRequest,
 };
 
 /// The service: every session of every owner. Cheap to clone; clones share one core.
@@ -148,10 +148,10 @@ impl Shared {
             running: registry.owner_running(owner),
         };
         if registry.owner_count(owner) >= self.config.max_sessions_per_owner {
-            return Err(limit(self.config.max_sessions_per_owner, "owner"));
+            return Err(limit(self.config.max_sessions_per_owner, LimitScope::Owner));
         }
         if registry.total() >= self.config.max_sessions {
-            return Err(limit(self.config.max_sessions, "service"));
+            return Err(limit(self.config.max_sessions, LimitScope::Service));
         }
         *registry.opening.entry(owner.clone()).or_default() += 1;
         Ok(Reservation {
@@ -245,21 +245,27 @@ impl PtyService {
     /// process had.
     ///
     /// # Panics
-    /// If [`Config::validate`] fails: check the config first where it comes from a user.
+    /// If [`Config::validate`] fails. Where the config comes from a user, use
+    /// [`try_new`](Self::try_new), which says what is wrong instead.
     pub fn new(config: Config) -> PtyService {
-        if let Err(err) = config.validate() {
-            panic!("invalid pty-session config: {err}");
-        }
+        PtyService::try_new(config)
+            .unwrap_or_else(|err| panic!("invalid pty-session config: {err}"))
+    }
+
+    /// A service with `config`, as [`new`](Self::new) makes it, or
+    /// [`Error::InvalidArgument`] naming the field of `config` that is out of range.
+    pub fn try_new(config: Config) -> Result<PtyService> {
+        config.validate()?;
         crate::spawner::ensure_linked();
         crate::nofile::raise_for(config.max_sessions);
-        PtyService {
+        Ok(PtyService {
             shared: Arc::new(Shared {
                 config,
                 input_wait: crate::procfs::input_wait_supported(),
                 registry: Mutex::new(Registry::default()),
                 spawner: SpawnerHandle::default(),
             }),
-        }
+        })
     }
 
     /// The configuration the service runs with.
@@ -330,9 +336,8 @@ impl PtyService {
             self.shared.input_wait,
             tap,
         )
-        .map_err(|err| Error::SpawnFailed {
-            command: request.command.clone(),
-            reason: format!("cannot watch the terminal: {err}"),
+        .map_err(|err| {
+            Error::spawn_failed(&request.command, "cannot watch the terminal", Some(err))
         })?;
         self.shared
             .registry()
@@ -757,9 +762,9 @@ impl PtyService {
         let cols = cols.map_or(old_cols, |v| v as u16);
         let rows = rows.map_or(old_rows, |v| v as u16);
         crate::pty::resize(session.master.get_ref(), cols, rows).map_err(|err| {
-            Error::NotRunning {
+            Error::ResizeFailed {
                 id: session.id.clone(),
-                status: format!("its terminal cannot be resized ({err})"),
+                source: Arc::new(err),
             }
         })?;
         let mut state = session.state();
@@ -868,7 +873,7 @@ pub(crate) fn write_error(
             id: id.clone(),
             written,
             total,
-            timeout_ms: timeout.as_millis() as u64,
+            timeout,
         },
         WriteError::Closed => {
             let status = session.state().status();
