@@ -117,12 +117,12 @@ pub enum Error {
     },
     /// No answer within the timeout. A command that timed out may still run remotely:
     /// [`interrupt`](crate::Ssh::interrupt) it, or run the next command after it ends.
-    #[error("no {waiting_for} within {timeout_ms} ms")]
+    #[error("no {waiting_for} within {} ms", .timeout.as_millis())]
     Timeout {
         /// What the driver waited for.
         waiting_for: String,
         /// The timeout that passed.
-        timeout_ms: u64,
+        timeout: std::time::Duration,
     },
     /// The command or its input cannot be typed into a remote shell as they are.
     #[error("{what} {reason}")]

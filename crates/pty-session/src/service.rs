@@ -408,7 +408,7 @@ impl PtyService {
                 ),
             ));
         }
-        check_window(request.cols, request.rows)?;
+        check_window(request.cols.map(u64::from), request.rows.map(u64::from))?;
         let session = self.shared.lookup(owner, id)?;
         let never = CancellationToken::new();
         let cancel = request.cancel.as_ref().unwrap_or(&never);
@@ -671,7 +671,7 @@ impl PtyService {
                 ));
             }
         }
-        check_window(request.cols, request.rows)?;
+        check_window(request.cols.map(u64::from), request.rows.map(u64::from))?;
         let backend = config.backends.get(&config.backend_type).ok_or_else(|| {
             Error::invalid(
                 "backend_type",
@@ -691,8 +691,8 @@ impl PtyService {
             cwd: request.cwd.clone(),
             sandbox,
             env,
-            cols: request_window(request.cols, limits::DEFAULT_COLS),
-            rows: request_window(request.rows, limits::DEFAULT_ROWS),
+            cols: request.cols.unwrap_or(limits::DEFAULT_COLS),
+            rows: request.rows.unwrap_or(limits::DEFAULT_ROWS),
             echo: request.echo,
             grace: config.close_grace,
         })
@@ -753,14 +753,14 @@ impl PtyService {
     pub(crate) fn resize(
         &self,
         session: &Session,
-        cols: Option<u64>,
-        rows: Option<u64>,
+        cols: Option<u16>,
+        rows: Option<u16>,
     ) -> Result<()> {
         // Sends to a session are serialized, so the size read here is still the current
         // one when the ioctl is made, outside the lock.
         let (old_cols, old_rows) = session.state().window.size();
-        let cols = cols.map_or(old_cols, |v| v as u16);
-        let rows = rows.map_or(old_rows, |v| v as u16);
+        let cols = cols.unwrap_or(old_cols);
+        let rows = rows.unwrap_or(old_rows);
         crate::pty::resize(session.master.get_ref(), cols, rows).map_err(|err| {
             Error::ResizeFailed {
                 id: session.id.clone(),
@@ -821,10 +821,6 @@ fn reply(session: &Session, budget: Budget) -> Reply {
         status: state.status(),
         screen: state.alt_screen(),
     }
-}
-
-fn request_window(value: Option<u64>, default: u16) -> u16 {
-    value.and_then(|v| u16::try_from(v).ok()).unwrap_or(default)
 }
 
 fn check_cwd(cwd: &Path) -> Result<()> {

@@ -179,6 +179,6 @@ impl PtyService {
                 status: exit.to_string(),
             });
         }
-        self.resize(&session, Some(u64::from(cols)), Some(u64::from(rows)))
+        self.resize(&session, Some(cols), Some(rows))
     }
 }

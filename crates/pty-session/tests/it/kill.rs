@@ -108,7 +108,12 @@ async fn plain_close_is_quick() {
 async fn dropping_the_service_kills_its_sessions() {
     let pty = PtyService::new(Config::default());
     let owner = Owner::new("t");
-    let opened = open(&pty, &owner, OpenRequest::new("sleep 1000").timeout_ms(200)).await;
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new("sleep 1000").timeout(Duration::from_millis(200)),
+    )
+    .await;
     let pid = opened.pid as i32;
     assert!(alive(pid));
     let spawner = spawner_of(pid);
