@@ -92,6 +92,7 @@ pub mod nofile;
 mod owned;
 mod owner;
 mod record;
+mod registry;
 mod request;
 mod sandbox;
 mod service;

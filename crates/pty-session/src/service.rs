@@ -1,7 +1,8 @@
-//! [`PtyService`]: the facade. One core behind a cheap-to-clone handle, and the registry
-//! of sessions where every owner check happens.
+//! [`PtyService`]: the facade. One core behind a cheap-to-clone handle: the registry of
+//! sessions ([`crate::registry`], where every owner check happens) under one lock, and
+//! the flows of open, send and tail around it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -12,8 +13,8 @@ use tokio::io::unix::AsyncFd;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::owner::IdSource;
 use crate::record::{Header, Recorder};
+use crate::registry::{Entry, Limits, Registry};
 use crate::request::limits;
 use crate::session::{Origin, Session};
 use crate::settle::progress;
@@ -22,8 +23,8 @@ use crate::spawn::{self, SpawnOptions, SpawnerHandle};
 use crate::tap::Tap;
 use crate::term::scrollback::{Budget, Scrollback};
 use crate::{
-    Config, Error, LimitScope, OpenRequest, Opened, Output, Owner, Result, Screen, SendRequest,
-    Sent, SessionId, SessionInfo, Status, Tail, TailRequest,
+    Config, Error, OpenRequest, Opened, Output, Owner, Result, Screen, SendRequest, Sent,
+    SessionId, SessionInfo, Status, Tail, TailRequest,
 };
 
 /// The service: every session of every owner. Cheap to clone; clones share one core.
@@ -42,62 +43,27 @@ struct Shared {
     /// Whether `/proc` tells input wait here.
     input_wait: bool,
     /// Short critical sections only: no `.await` while it is held.
-    registry: Mutex<Registry>,
+    registry: Mutex<Registry<Arc<Session>>>,
     /// Forks the shims; its process goes when the service does.
     spawner: SpawnerHandle,
 }
 
-#[derive(Default)]
-struct Registry {
-    sessions: HashMap<SessionId, Arc<Session>>,
-    /// Where ids come from; none is ever reused.
-    ids: IdSource,
-    /// Opens under way per owner; they count against the limits.
-    opening: HashMap<Owner, usize>,
-    /// How many sessions were opened: the next one's place in the order of opens.
-    opened: u64,
-}
-
-impl Registry {
-    /// The owner's sessions, oldest first.
-    fn owned(&self, owner: &Owner) -> Vec<&Arc<Session>> {
-        let mut owned: Vec<_> = self
-            .sessions
-            .values()
-            .filter(|s| s.owner == *owner)
-            .collect();
-        owned.sort_by_key(|s| s.origin.seq);
-        owned
+/// The service's sessions are the registry's entries.
+impl Entry for Arc<Session> {
+    fn id(&self) -> &SessionId {
+        &self.id
     }
-
-    /// Running sessions and opens under way of `owner`: what its limit counts.
-    fn owner_count(&self, owner: &Owner) -> usize {
-        self.sessions
-            .values()
-            .filter(|s| s.owner == *owner && s.running())
-            .count()
-            + self.opening.get(owner).copied().unwrap_or(0)
+    fn owner(&self) -> &Owner {
+        &self.owner
     }
-
-    fn owner_ids(&self, owner: &Owner) -> Vec<SessionId> {
-        let mut ids: Vec<_> = self.owned(owner).iter().map(|s| s.id.clone()).collect();
-        ids.sort();
-        ids
+    fn seq(&self) -> u64 {
+        self.origin.seq
     }
-
-    /// The owner's running sessions with their commands, oldest first.
-    fn owner_running(&self, owner: &Owner) -> Vec<(SessionId, String)> {
-        self.owned(owner)
-            .into_iter()
-            .filter(|s| s.running())
-            .map(|s| (s.id.clone(), s.origin.command.clone()))
-            .collect()
+    fn command(&self) -> &str {
+        &self.origin.command
     }
-
-    /// Running sessions and opens under way: what the service's limit counts.
-    fn total(&self) -> usize {
-        self.sessions.values().filter(|s| s.running()).count()
-            + self.opening.values().sum::<usize>()
+    fn running(&self) -> bool {
+        Session::running(self)
     }
 }
 
@@ -109,18 +75,12 @@ struct Reservation<'a> {
 
 impl Drop for Reservation<'_> {
     fn drop(&mut self) {
-        let mut registry = self.shared.registry();
-        if let Some(n) = registry.opening.get_mut(&self.owner) {
-            *n -= 1;
-            if *n == 0 {
-                registry.opening.remove(&self.owner);
-            }
-        }
+        self.shared.registry().release(&self.owner);
     }
 }
 
 impl Shared {
-    fn registry(&self) -> MutexGuard<'_, Registry> {
+    fn registry(&self) -> MutexGuard<'_, Registry<Arc<Session>>> {
         self.registry
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -128,65 +88,22 @@ impl Shared {
 
     /// The one place where a caller's right to a session is checked.
     fn lookup(&self, owner: &Owner, id: &SessionId) -> Result<Arc<Session>> {
-        let registry = self.registry();
-        let session = registry
-            .sessions
-            .get(id)
-            .ok_or_else(|| Error::UnknownSession { id: id.clone() })?;
-        if session.owner != *owner {
-            return Err(Error::ForeignSession { id: id.clone() });
-        }
-        Ok(session.clone())
+        self.registry().lookup(owner, id)
     }
 
     /// Takes a place for a new session of `owner`, or says which limit is reached.
     fn reserve(&self, owner: &Owner) -> Result<Reservation<'_>> {
-        let mut registry = self.registry();
-        let limit = |limit, scope| Error::SessionLimit {
-            limit,
-            scope,
-            running: registry.owner_running(owner),
-        };
-        if registry.owner_count(owner) >= self.config.max_sessions_per_owner {
-            return Err(limit(self.config.max_sessions_per_owner, LimitScope::Owner));
-        }
-        if registry.total() >= self.config.max_sessions {
-            return Err(limit(self.config.max_sessions, LimitScope::Service));
-        }
-        *registry.opening.entry(owner.clone()).or_default() += 1;
+        self.registry().reserve(owner)?;
         Ok(Reservation {
             shared: self,
             owner: owner.clone(),
         })
     }
 
-    /// A new session's id, never issued before, and its place in the order of opens.
-    fn fresh_id(&self) -> (SessionId, u64) {
-        let mut registry = self.registry();
-        registry.opened += 1;
-        let seq = registry.opened;
-        (registry.ids.next_id(), seq)
-    }
-
     /// Closes the oldest exited sessions of `owner` past `max_exited_per_owner`, in the
     /// background: they are out of the registry (their ids unknown) when this returns.
     fn prune_exited(&self, owner: &Owner) {
-        let doomed: Vec<Arc<Session>> = {
-            let mut registry = self.registry();
-            let exited: Vec<SessionId> = registry
-                .owned(owner)
-                .into_iter()
-                .filter(|s| !s.running())
-                .map(|s| s.id.clone())
-                .collect();
-            let excess = exited
-                .len()
-                .saturating_sub(self.config.max_exited_per_owner);
-            exited[..excess]
-                .iter()
-                .filter_map(|id| registry.sessions.remove(id))
-                .collect()
-        };
+        let doomed = self.registry().remove_excess_exited(owner);
         for session in doomed {
             tracing::debug!(session = %session.id, "closed: too many exited sessions");
             // The command has exited; what is left is reaping the shim and whatever
@@ -199,18 +116,7 @@ impl Shared {
     /// Removes sessions from the registry (so their ids answer UNKNOWN_SESSION at once),
     /// then kills and reaps them all concurrently.
     async fn close_all(&self, keep: impl Fn(&Session) -> bool) {
-        let doomed: Vec<Arc<Session>> = {
-            let mut registry = self.registry();
-            let ids: Vec<SessionId> = registry
-                .sessions
-                .values()
-                .filter(|s| !keep(s))
-                .map(|s| s.id.clone())
-                .collect();
-            ids.iter()
-                .filter_map(|id| registry.sessions.remove(id))
-                .collect()
-        };
+        let doomed = self.registry().remove_all(|session| keep(session));
         // A bounded number at a time: when hundreds of process trees exit at once, the
         // kernel serializes their memory teardown on the shared executables' mapping locks
         // (measured: 1,000 concurrent closes took 8 to 200 s, one by one 1 ms each).
@@ -230,7 +136,7 @@ const CONCURRENT_CLOSES: usize = 16;
 
 impl Drop for Shared {
     fn drop(&mut self) {
-        for session in self.registry().sessions.values() {
+        for session in self.registry().all() {
             session.request_kill();
         }
     }
@@ -258,11 +164,16 @@ impl PtyService {
         config.validate()?;
         crate::spawner::ensure_linked();
         crate::nofile::raise_for(config.max_sessions);
+        let limits = Limits {
+            per_owner: config.max_sessions_per_owner,
+            total: config.max_sessions,
+            exited_per_owner: config.max_exited_per_owner,
+        };
         Ok(PtyService {
             shared: Arc::new(Shared {
                 config,
                 input_wait: crate::procfs::input_wait_supported(),
-                registry: Mutex::new(Registry::default()),
+                registry: Mutex::new(Registry::new(limits)),
                 spawner: SpawnerHandle::default(),
             }),
         })
@@ -305,7 +216,7 @@ impl PtyService {
             spawned = spawn::spawn(&self.shared.spawner, options) => spawned?,
             () = cancel.cancelled() => return Err(Error::Cancelled),
         };
-        let (id, seq) = self.shared.fresh_id();
+        let (id, seq) = self.shared.registry().fresh_id();
         let origin = Origin {
             command: request.command.clone(),
             cwd: match &options_cwd {
@@ -339,10 +250,7 @@ impl PtyService {
         .map_err(|err| {
             Error::spawn_failed(&request.command, "cannot watch the terminal", Some(err))
         })?;
-        self.shared
-            .registry()
-            .sessions
-            .insert(id.clone(), session.clone());
+        self.shared.registry().insert(session.clone());
         drop(reservation);
         tracing::debug!(session = %id, owner = %owner, pid = session.pid, "opened");
 
@@ -366,7 +274,7 @@ impl PtyService {
                 })
             }
             Err(err) => {
-                self.shared.registry().sessions.remove(&id);
+                self.shared.registry().remove(&id);
                 session.kill_and_wait().await;
                 Err(err)
             }
@@ -533,20 +441,11 @@ impl PtyService {
     /// Kills the session's process tree, waits until it is reaped and the output drained,
     /// and forgets the session. `Ok(false)` if it was already gone or never existed.
     pub async fn close(&self, owner: &Owner, id: &SessionId) -> Result<bool> {
-        let session = {
-            let mut registry = self.shared.registry();
-            match registry.sessions.get(id) {
-                None => return Ok(false),
-                Some(session) if session.owner != *owner => {
-                    return Err(Error::ForeignSession { id: id.clone() });
-                }
-                Some(_) => registry.sessions.remove(id),
-            }
+        let Some(session) = self.shared.registry().remove_owned(owner, id)? else {
+            return Ok(false);
         };
-        if let Some(session) = session {
-            session.kill_and_wait().await;
-            tracing::debug!(session = %id, "closed");
-        }
+        session.kill_and_wait().await;
+        tracing::debug!(session = %id, "closed");
         Ok(true)
     }
 
@@ -579,10 +478,7 @@ impl PtyService {
     /// Past [`Config::max_exited_per_owner`] exited sessions, the oldest are closed first.
     pub fn list(&self, owner: &Owner) -> Vec<SessionInfo> {
         self.shared.prune_exited(owner);
-        let sessions: Vec<Arc<Session>> = {
-            let registry = self.shared.registry();
-            registry.owned(owner).into_iter().cloned().collect()
-        };
+        let sessions = self.shared.registry().owned(owner);
         sessions
             .iter()
             .map(|session| {
