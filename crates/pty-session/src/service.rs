@@ -3,13 +3,11 @@
 //! the flows of open, send and tail around it.
 
 use std::collections::BTreeMap;
-use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Instant, SystemTime};
 
-use tokio::io::unix::AsyncFd;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -331,7 +329,7 @@ impl PtyService {
             });
         }
         if request.cols.is_some() || request.rows.is_some() {
-            self.resize(&session, request.cols, request.rows)?;
+            session.resize(request.cols, request.rows)?;
         }
         let mut bytes = match &request.keys {
             Some(keys) => crate::term::keys::encode(keys, session.state().key_modes())
@@ -347,16 +345,13 @@ impl PtyService {
         let base = Baseline::before_send(&session, bytes.last() == Some(&b'\r'));
         let mut probe = session.probe();
         session.mark_write(&mut probe);
-        let written = tokio::select! {
-            written = write_all(&session.master, &bytes, plan.deadline()) => written,
+        let timeout = plan.deadline().duration_since(start);
+        tokio::select! {
+            written = session.write(&bytes, plan.deadline(), timeout) => written?,
             () = cancel.cancelled() => return Err(Error::Cancelled),
         };
-        if let Err(err) = written {
-            let timeout = plan.deadline().duration_since(start);
-            return Err(write_error(&session, id, err, bytes.len(), timeout));
-        }
         session.write_done();
-        session.state().tap.agent_input(&bytes);
+        session.state().agent_input(&bytes);
         let progress = request.settle.progress.as_ref();
         let settled = settle::settle(&session, &plan, base, probe, Some(cancel));
         let settled_by = progress::watch(&session, progress, start, settled).await?;
@@ -409,11 +404,11 @@ impl PtyService {
         };
         Ok(Tail {
             output,
-            pending: state.renderer.pending(),
+            pending: state.pending(),
             status: state.status(),
-            total_lines: state.scrollback.line_end(),
-            line_begin: state.scrollback.line_begin(),
-            alt_screen: state.renderer.alt_screen(),
+            total_lines: state.line_end(),
+            line_begin: state.line_begin(),
+            alt_screen: state.in_alt_screen(),
             settled_by,
         })
     }
@@ -491,8 +486,8 @@ impl PtyService {
                     cwd: session.origin.cwd.clone(),
                     started_at: session.origin.started_at,
                     unread_lines: state.unread(),
-                    pending: state.renderer.pending(),
-                    alt_screen: state.renderer.alt_screen(),
+                    pending: state.pending(),
+                    alt_screen: state.in_alt_screen(),
                     sandbox: session.origin.sandbox,
                 }
             })
@@ -643,34 +638,6 @@ impl PtyService {
             bytes: bytes.map_or(config.tail_bytes, |n| n as usize),
         })
     }
-
-    /// Resizes the session's window (TIOCSWINSZ: the kernel sends the foreground group
-    /// SIGWINCH), then the renderer and the screen follow. A size left out stays.
-    pub(crate) fn resize(
-        &self,
-        session: &Session,
-        cols: Option<u16>,
-        rows: Option<u16>,
-    ) -> Result<()> {
-        // Sends to a session are serialized, so the size read here is still the current
-        // one when the ioctl is made, outside the lock.
-        let (old_cols, old_rows) = session.state().window.size();
-        let cols = cols.unwrap_or(old_cols);
-        let rows = rows.unwrap_or(old_rows);
-        crate::pty::resize(session.master.get_ref(), cols, rows).map_err(|err| {
-            Error::ResizeFailed {
-                id: session.id.clone(),
-                source: Arc::new(err),
-            }
-        })?;
-        let mut state = session.state();
-        state.window.resize(cols, rows);
-        state.renderer.resize(cols, rows);
-        if (cols, rows) != (old_cols, old_rows) {
-            state.tap.resize(cols, rows);
-        }
-        Ok(())
-    }
 }
 
 /// What a reply carries besides the settle.
@@ -701,7 +668,7 @@ fn look(session: &Session) -> Reply {
     let mut state = session.state();
     Reply {
         output: Output::default(),
-        pending: state.renderer.pending(),
+        pending: state.pending(),
         status: state.status(),
         screen: state.alt_screen(),
     }
@@ -713,7 +680,7 @@ fn reply(session: &Session, budget: Budget) -> Reply {
     let mut state = session.state();
     Reply {
         output: state.read(budget),
-        pending: state.renderer.pending(),
+        pending: state.pending(),
         status: state.status(),
         screen: state.alt_screen(),
     }
@@ -743,61 +710,4 @@ fn check_cwd(cwd: &Path) -> Result<()> {
             ),
         )),
     }
-}
-
-pub(crate) enum WriteError {
-    /// The deadline passed after this many bytes.
-    Timeout(usize),
-    /// The terminal is gone.
-    Closed,
-}
-
-/// The error of a failed write of `total` bytes into `session` that had `timeout`.
-pub(crate) fn write_error(
-    session: &Session,
-    id: &SessionId,
-    err: WriteError,
-    total: usize,
-    timeout: std::time::Duration,
-) -> Error {
-    match err {
-        WriteError::Timeout(written) => Error::WriteTimeout {
-            id: id.clone(),
-            written,
-            total,
-            timeout,
-        },
-        WriteError::Closed => {
-            let status = session.state().status();
-            let status = status
-                .exit()
-                .map_or("its terminal closed".to_owned(), |e| e.to_string());
-            Error::NotRunning {
-                id: id.clone(),
-                status,
-            }
-        }
-    }
-}
-
-/// Writes all of `bytes` to the master, waiting for room on the reactor, until `deadline`.
-pub(crate) async fn write_all(
-    master: &AsyncFd<OwnedFd>,
-    bytes: &[u8],
-    deadline: Instant,
-) -> Result<(), WriteError> {
-    let mut written = 0;
-    while written < bytes.len() {
-        let ready = tokio::time::timeout_at(deadline.into(), master.writable()).await;
-        let Ok(Ok(mut guard)) = ready else {
-            return Err(WriteError::Timeout(written));
-        };
-        match guard.try_io(|fd| crate::pty::write_some(fd.get_ref(), &bytes[written..])) {
-            Ok(Ok(n)) => written += n,
-            Ok(Err(err)) if err.kind() == std::io::ErrorKind::Interrupted => {}
-            Ok(Err(_)) => return Err(WriteError::Closed),
-            Err(_would_block) => {}
-        }
-    }
-    Ok(())
 }
