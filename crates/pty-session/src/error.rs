@@ -71,10 +71,11 @@ pub enum Error {
         status: String,
     },
     /// The session's window could not be resized (`TIOCSWINSZ` failed): its terminal is
-    /// going away. Its output can still be read with tail.
+    /// going away with its process. Its output can still be read with tail. (The message
+    /// is worded as [`NotRunning`](Error::NotRunning)'s, whose code it shares.)
     #[error(
-        "session {id}: its terminal cannot be resized ({source}); its output can still be \
-         read with a tail, or open a new session"
+        "session {id} has exited (its terminal cannot be resized ({source})); its output can \
+         still be read with a tail, or open a new session"
     )]
     ResizeFailed {
         /// The session that was named.
