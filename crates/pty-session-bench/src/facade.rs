@@ -122,7 +122,8 @@ pub struct Repl {
 
 impl Repl {
     pub async fn start(pty: &PtyService, python: &str) -> Result<Repl> {
-        let request = OpenRequest::new(format!("{python} -q")).timeout_ms(20_000);
+        let request =
+            OpenRequest::new(format!("{python} -q")).timeout(Duration::from_millis(20_000));
         Ok(Repl {
             session: Session::open(pty, request).await?,
             complete: Complete::default(),
@@ -185,7 +186,7 @@ pub async fn bulk(pty: &PtyService, command: &str, reading: Reading) -> Result<B
     };
     let request = OpenRequest::new(command)
         .settle(settle)
-        .timeout_ms(pty_session::limits::MAX_TIMEOUT_MS)
+        .timeout(Duration::from_millis(pty_session::limits::MAX_TIMEOUT_MS))
         .lines(1);
     let start = Instant::now();
     let opened = pty.open(&owner, request, &CancellationToken::new()).await?;
@@ -250,7 +251,7 @@ pub async fn close_tree(pty: &PtyService, dir: &Path, ignore_term: bool) -> Resu
     let _ = std::fs::remove_file(&pids);
     let request = OpenRequest::new("bash --norc --noprofile -i")
         .env("PS1", "$ ")
-        .timeout_ms(20_000);
+        .timeout(Duration::from_millis(20_000));
     let session = Session::open(pty, request).await?;
     let trap = if ignore_term {
         "trap '' TERM HUP; "

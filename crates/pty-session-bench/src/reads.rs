@@ -3,7 +3,7 @@
 //! counted in calls and bytes taken in.
 
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 use pty_session::{Config, OpenRequest, Owner, PtyService, TailRequest};
@@ -34,7 +34,7 @@ async fn reread(plan: &Plan, report: &mut Report) -> Result<()> {
     let opened = pty
         .open(
             &owner,
-            OpenRequest::new("seq 1 10000").timeout_ms(60_000),
+            OpenRequest::new("seq 1 10000").timeout(Duration::from_millis(60_000)),
             &pty_session::CancellationToken::new(),
         )
         .await?;

@@ -32,7 +32,9 @@ async fn facade_reads(n: usize, report: &mut Report) -> Result<()> {
     let opened = pty
         .open(
             &owner,
-            OpenRequest::new(SHELL).env("PS1", "$ ").timeout_ms(20_000),
+            OpenRequest::new(SHELL)
+                .env("PS1", "$ ")
+                .timeout(Duration::from_millis(20_000)),
             &CancellationToken::new(),
         )
         .await?;

@@ -2,6 +2,7 @@
 //! rows to the report. Memory workloads run in fresh child processes ([`worker`]).
 
 use std::process::Stdio;
+use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
 use pty_session::{Config, PtyService, Settle};
@@ -311,7 +312,7 @@ pub async fn programs(plan: &Plan, report: &mut Report) -> Result<()> {
         }
         let request = pty_session::OpenRequest::new(command)
             .env("PS1", "$ ")
-            .timeout_ms(20_000);
+            .timeout(Duration::from_millis(20_000));
         let session = facade::Session::open(&pty, request).await?;
         let mut times = Samples::default();
         let mut complete = facade::Complete::default();

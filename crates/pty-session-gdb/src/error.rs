@@ -5,7 +5,7 @@ use std::fmt;
 use pty_session::ExitStatus;
 
 /// What went wrong driving gdb.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The PTY service refused a call (spawn failed, session limit, ...).
@@ -35,14 +35,15 @@ pub enum Error {
     },
     /// No answer came within the timeout. What arrives later is kept for the next call.
     #[error(
-        "no {waiting_for} within {timeout_ms} ms; gdb may be busy (interrupt() a running \
-         target) or hung (exit() it)"
+        "no {waiting_for} within {} ms; gdb may be busy (interrupt() a running \
+         target) or hung (exit() it)",
+        .timeout.as_millis()
     )]
     Timeout {
         /// What the driver was waiting for.
         waiting_for: String,
         /// The timeout that passed.
-        timeout_ms: u64,
+        timeout: std::time::Duration,
     },
     /// gdb answered `^error`.
     #[error("gdb rejected {command:?}: {message}")]

@@ -14,6 +14,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use pty_session::OwnedSession;
 use pty_session::limits::{MAX_BYTES, MAX_LINES, MAX_TIMEOUT_MS};
 use pty_session::{
     CancellationToken, ExitStatus, OpenRequest, Output, Owner, PtyService, SendRequest, SessionId,
@@ -37,9 +38,8 @@ const CUT_PIECE: usize = 64 * 1024 - 3;
 /// Calls take `&mut self`: MI commands are answered in order, one at a time. Dropping a
 /// `Gdb` without [`exit`](Self::exit) closes its session in the background.
 pub struct Gdb {
-    pty: PtyService,
-    owner: Owner,
-    id: SessionId,
+    /// gdb's session, closed when the driver is dropped.
+    session: OwnedSession,
     pid: u32,
     mi_async: bool,
     timeout: Duration,
@@ -52,7 +52,6 @@ pub struct Gdb {
     cut: Option<String>,
     lines_lost: u64,
     status: Status,
-    closed: bool,
 }
 
 /// gdb's answer to one command.
@@ -117,7 +116,7 @@ impl Gdb {
             .echo(false)
             .env("DEBUGINFOD_URLS", "")
             .until(PROMPT)
-            .timeout_ms(millis(timeout).max(1))
+            .timeout(timeout.max(ONE_MS))
             .lines(MAX_LINES)
             .max_bytes(MAX_BYTES);
         for (name, value) in &options.env {
@@ -128,9 +127,7 @@ impl Gdb {
         }
         let opened = pty.open(&owner, request, &CancellationToken::new()).await?;
         let mut gdb = Gdb {
-            pty: pty.clone(),
-            owner,
-            id: opened.session_id.clone(),
+            session: OwnedSession::new(pty, owner, opened.session_id.clone()),
             pid: opened.pid,
             mi_async: options.mi_async,
             timeout,
@@ -140,7 +137,6 @@ impl Gdb {
             cut: None,
             lines_lost: 0,
             status: opened.status,
-            closed: false,
         };
         gdb.absorb(&opened.initial_output);
         let prompted = |gdb: &Gdb| gdb.records.iter().any(|r| *r == Record::Prompt);
@@ -300,7 +296,7 @@ impl Gdb {
     /// Every record that arrived and no call returned yet, oldest first, without waiting.
     /// After gdb ended, the records it printed last are still here.
     pub async fn events(&mut self) -> Result<Vec<Record>> {
-        if !self.closed {
+        if !self.session.is_closed() {
             self.read_unread().await?;
         }
         Ok(self.take_events())
@@ -313,7 +309,7 @@ impl Gdb {
 
     /// The session that runs gdb.
     pub fn session_id(&self) -> &SessionId {
-        &self.id
+        self.session.id()
     }
 
     /// gdb's pid.
@@ -323,7 +319,7 @@ impl Gdb {
 
     /// The owner of gdb's session.
     pub fn owner(&self) -> &Owner {
-        &self.owner
+        self.session.owner()
     }
 
     /// Whether gdb ran when last seen.
@@ -353,7 +349,7 @@ impl Gdb {
         let mut input = Some(input).filter(|i| !matches!(i, Input::Nothing));
         let timed_out = || Error::Timeout {
             waiting_for: waiting_for.to_owned(),
-            timeout_ms: millis(timeout),
+            timeout,
         };
         let exited = |gdb: &Gdb| Error::Exited {
             waiting_for: waiting_for.to_owned(),
@@ -363,11 +359,11 @@ impl Gdb {
             if input.is_none() && found(self) {
                 return Ok(());
             }
-            if self.closed {
+            if self.session.is_closed() {
                 return Err(exited(self));
             }
-            let left = millis(deadline.saturating_duration_since(Instant::now()));
-            if left == 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left < ONE_MS {
                 return Err(timed_out());
             }
             let (data, submit) = match input.take() {
@@ -380,12 +376,12 @@ impl Gdb {
             let request = SendRequest::new(data)
                 .submit(submit)
                 .settle(Settle::Quiet)
-                .quiet_ms(left)
-                .timeout_ms(left)
+                .quiet(left)
+                .timeout(left)
                 .until(until)
                 .lines(MAX_LINES)
                 .max_bytes(MAX_BYTES);
-            match self.pty.send(&self.owner, &self.id, request).await {
+            match self.session.send(request).await {
                 Ok(sent) => {
                     self.absorb(&sent.delta);
                     self.status = sent.status;
@@ -424,7 +420,7 @@ impl Gdb {
 
     /// Reads what arrived without waiting.
     async fn read_unread(&mut self) -> Result<()> {
-        let tail = self.pty.tail(&self.owner, &self.id, everything()).await?;
+        let tail = self.session.tail(TailRequest::everything()).await?;
         self.absorb(&tail.output);
         self.status = tail.status;
         Ok(())
@@ -467,18 +463,14 @@ impl Gdb {
     }
 
     async fn close_session(&mut self) {
-        if !self.closed {
-            self.closed = true;
-            // Ok(false) (already gone) and errors both leave nothing to do.
-            let _ = self.pty.close(&self.owner, &self.id).await;
-        }
+        self.session.close().await;
     }
 }
 
 impl std::fmt::Debug for Gdb {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gdb")
-            .field("session", &self.id)
+            .field("session", self.session.id())
             .field("pid", &self.pid)
             .field("status", &self.status)
             .field("queued", &self.records.len())
@@ -491,20 +483,5 @@ fn has_stop(gdb: &Gdb) -> bool {
     !gdb.stops.is_empty()
 }
 
-fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
-impl Drop for Gdb {
-    fn drop(&mut self) {
-        if self.closed {
-            return;
-        }
-        self.pty.close_in_background(&self.owner, &self.id);
-    }
-}
-
-/// A plain read with the largest budgets: a protocol driver must see every line.
-fn everything() -> TailRequest {
-    TailRequest::new().lines(MAX_LINES).max_bytes(MAX_BYTES)
-}
+/// The shortest wait the service counts (it counts whole milliseconds).
+const ONE_MS: Duration = Duration::from_millis(1);

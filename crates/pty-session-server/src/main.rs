@@ -69,11 +69,7 @@ fn run(cli: Cli, token_env: Option<String>) -> anyhow::Result<()> {
                     // A person typed `pty-session mcp`: say what it waits for.
                     eprint!("{}", stdio::greeting());
                 }
-                stdio::serve(
-                    PtyService::new(settings.service),
-                    settings.max_request_bytes,
-                )
-                .await
+                stdio::serve(service(settings.service)?, settings.max_request_bytes).await
             }
             Command::Serve {
                 serve,
@@ -90,12 +86,12 @@ fn run(cli: Cli, token_env: Option<String>) -> anyhow::Result<()> {
                     max_sessions: settings.service.max_sessions,
                     limits: settings.http,
                 };
-                http::serve(PtyService::new(settings.service), options).await
+                http::serve(service(settings.service)?, options).await
             }
             Command::PersistServer { config, persist } => {
                 let settings = config.settings(None)?.with_persist_flags(&persist);
                 pty_session_server::persist::serve(
-                    PtyService::new(settings.service),
+                    service(settings.service)?,
                     settings.persist,
                     settings.max_request_bytes,
                 )
@@ -121,6 +117,12 @@ fn run(cli: Cli, token_env: Option<String>) -> anyhow::Result<()> {
 /// The arguments of `mcp` for the background server it may start: its own, without
 /// `--persist` and `--owner` (the server is not a client). It starts in this directory, so
 /// a relative `--config` names the same file.
+/// The library's service with the settings' config (checked already where it was read;
+/// this says so again rather than panic should the two checks ever differ).
+fn service(config: pty_session::Config) -> anyhow::Result<PtyService> {
+    PtyService::try_new(config).context("invalid configuration")
+}
+
 fn server_args() -> Vec<String> {
     let mut args = std::env::args().skip_while(|arg| arg != "mcp").skip(1);
     let mut kept = Vec::new();

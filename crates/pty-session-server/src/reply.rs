@@ -50,15 +50,22 @@ pub fn message(err: &Error) -> String {
             "session {id} has exited ({status}); read its output with pty_tail, or open a new \
              session with pty_open"
         ),
+        // The contract's code for a terminal that cannot be resized is NOT_RUNNING, and
+        // its text is the one of a session that ended.
+        Error::ResizeFailed { id, source } => format!(
+            "session {id} has exited (its terminal cannot be resized ({source})); read its \
+             output with pty_tail, or open a new session with pty_open"
+        ),
         Error::WriteTimeout {
             id,
             written,
             total,
-            timeout_ms,
+            timeout,
         } => format!(
-            "session {id}: the program took {written} of {total} bytes within {timeout_ms} ms \
+            "session {id}: the program took {written} of {total} bytes within {} ms \
              and is not reading its input; send Ctrl-C (\"\\u0003\"), read with pty_tail, or \
-             close it with pty_close"
+             close it with pty_close",
+            timeout.as_millis()
         ),
         Error::SessionLimit { .. } => format!("{err}; pty_close closes one"),
         _ => err.to_string(),

@@ -293,10 +293,10 @@ macro_rules! apply_settle {
             request = request.until(until);
         }
         if let Some(ms) = args.quiet_ms {
-            request = request.quiet_ms(ms);
+            request = request.quiet(std::time::Duration::from_millis(ms));
         }
         if let Some(ms) = args.timeout_ms {
-            request = request.timeout_ms(ms);
+            request = request.timeout(std::time::Duration::from_millis(ms));
         }
         if let Some(lines) = args.lines {
             request = request.lines(lines);
@@ -306,6 +306,24 @@ macro_rules! apply_settle {
         }
         request
     }};
+}
+
+/// A window size from JSON as the library takes it. The library checks the range; a
+/// number too large for its type gets the library's words for one out of range.
+fn window(argument: &str, value: Option<u64>) -> Result<Option<u16>, Error> {
+    value
+        .map(|value| {
+            u16::try_from(value).map_err(|_| {
+                Error::invalid(
+                    argument,
+                    format!(
+                        "{value} is out of range; give 1..={}",
+                        pty_session::limits::MAX_WINDOW
+                    ),
+                )
+            })
+        })
+        .transpose()
 }
 
 /// The one check that is the server's own, not the library's: an empty `until` matches
@@ -335,10 +353,10 @@ impl OpenArgs {
         for (name, value) in self.env.unwrap_or_default() {
             request = request.env(name, value);
         }
-        if let Some(cols) = self.cols {
+        if let Some(cols) = window("cols", self.cols)? {
             request = request.cols(cols);
         }
-        if let Some(rows) = self.rows {
+        if let Some(rows) = window("rows", self.rows)? {
             request = request.rows(rows);
         }
         Ok(apply_settle!(request, settle))
@@ -369,7 +387,8 @@ impl SendArgs {
                 ));
             }
         };
-        let request = match (self.cols, self.rows) {
+        let size = (window("cols", self.cols)?, window("rows", self.rows)?);
+        let request = match size {
             (Some(cols), Some(rows)) => request.size(cols, rows),
             (Some(cols), None) => request.cols(cols),
             (None, Some(rows)) => request.rows(rows),

@@ -8,7 +8,7 @@ use pty_session::ExitStatus;
 /// The connection failures carry `message`: the line ssh printed about it, such as
 /// `ssh: connect to host 127.0.0.1 port 2222: Connection refused`. No variant ever holds
 /// a password or passphrase.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The PTY service refused a call (spawn failed, session limit, ...).
@@ -117,12 +117,12 @@ pub enum Error {
     },
     /// No answer within the timeout. A command that timed out may still run remotely:
     /// [`interrupt`](crate::Ssh::interrupt) it, or run the next command after it ends.
-    #[error("no {waiting_for} within {timeout_ms} ms")]
+    #[error("no {waiting_for} within {} ms", .timeout.as_millis())]
     Timeout {
         /// What the driver waited for.
         waiting_for: String,
         /// The timeout that passed.
-        timeout_ms: u64,
+        timeout: std::time::Duration,
     },
     /// The command or its input cannot be typed into a remote shell as they are.
     #[error("{what} {reason}")]

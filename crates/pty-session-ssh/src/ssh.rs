@@ -15,6 +15,7 @@
 
 use std::time::{Duration, Instant};
 
+use pty_session::OwnedSession;
 use pty_session::limits::{MAX_BYTES, MAX_LINES, MAX_TIMEOUT_MS};
 use pty_session::{
     CancellationToken, ExitStatus, OpenRequest, Output, Owner, PtyService, SendRequest, Sent,
@@ -31,9 +32,8 @@ use crate::{Error, HostKeyPolicy, HostKeyPrompt, Result, Secret, SecretPrompt, S
 /// Calls take `&mut self`: one command at a time. Dropping an `Ssh` without
 /// [`close`](Self::close) closes its session in the background.
 pub struct Ssh {
-    pty: PtyService,
-    owner: Owner,
-    id: SessionId,
+    /// ssh's session, closed when the driver is dropped.
+    session: OwnedSession,
     pid: u32,
     timeout: Duration,
     greeting: String,
@@ -44,7 +44,6 @@ pub struct Ssh {
     last_lines: Vec<String>,
     /// The error every call returns once the connection ended.
     failure: Option<Error>,
-    closed: bool,
 }
 
 /// What a command printed, and how it ended.
@@ -82,8 +81,8 @@ impl Ssh {
         let mut request = OpenRequest::new(options.command_line(shell, &frame.local_command()))
             .echo(false)
             .settle(Settle::Quiet)
-            .quiet_ms(left(deadline).max(1))
-            .timeout_ms(left(deadline).max(1))
+            .quiet(left(deadline).max(ONE_MS))
+            .timeout(left(deadline).max(ONE_MS))
             .until(&until)
             .lines(MAX_LINES)
             .max_bytes(MAX_BYTES);
@@ -92,9 +91,7 @@ impl Ssh {
         }
         let opened = pty.open(&owner, request, &CancellationToken::new()).await?;
         let mut ssh = Ssh {
-            pty: pty.clone(),
-            owner,
-            id: opened.session_id,
+            session: OwnedSession::new(pty, owner, opened.session_id),
             pid: opened.pid,
             timeout,
             greeting: String::new(),
@@ -102,7 +99,6 @@ impl Ssh {
             lines_lost: 0,
             last_lines: Vec::new(),
             failure: None,
-            closed: false,
         };
         let mut connecting = Connecting {
             lines: Vec::new(),
@@ -197,7 +193,7 @@ impl Ssh {
                     c.absorb(&sent.delta, &mut self.lines_lost);
                     c.pending = sent.pending;
                     c.status = sent.status;
-                    if sent.settled_by == SettleReason::Timeout && left(deadline) == 0 {
+                    if sent.settled_by == SettleReason::Timeout && left(deadline) < ONE_MS {
                         return Err(self.timed_out("ssh to authenticate"));
                     }
                 }
@@ -241,7 +237,7 @@ impl Ssh {
                 Some(sent) => {
                     c.absorb(&sent.delta, &mut self.lines_lost);
                     c.status = sent.status;
-                    if sent.settled_by == SettleReason::Timeout && left(deadline) == 0 {
+                    if sent.settled_by == SettleReason::Timeout && left(deadline) < ONE_MS {
                         return Err(self.timed_out(
                             "answer from the remote shell (a POSIX shell is needed: sh, bash, \
                              dash, ksh, zsh)",
@@ -313,10 +309,10 @@ impl Ssh {
             if sent.status != Status::Running || sent.settled_by == SettleReason::Exit {
                 return Err(self.disconnected().await);
             }
-            if left(deadline) == 0 {
+            if left(deadline) < ONE_MS {
                 return Err(Error::Timeout {
                     waiting_for: format!("end of {command:?}"),
-                    timeout_ms: millis(timeout),
+                    timeout,
                 });
             }
         }
@@ -339,7 +335,7 @@ impl Ssh {
     /// input, before the remote side answered, because ssh always waits in `poll`.
     pub async fn send(&mut self, request: SendRequest) -> Result<Sent> {
         self.usable()?;
-        match self.pty.send(&self.owner, &self.id, request).await {
+        match self.session.send(request).await {
             Ok(sent) => {
                 self.lines_lost += sent.delta.skipped;
                 Ok(sent)
@@ -353,13 +349,13 @@ impl Ssh {
     /// the connection ended, the driver has closed the session and this returns the
     /// [`Error::Disconnected`] that holds ssh's last words.
     pub async fn tail(&mut self, lines: Option<u64>) -> Result<Tail> {
-        if self.closed {
+        if self.session.is_closed() {
             return Err(self.failure.clone().unwrap_or_else(|| Error::Disconnected {
                 status: None,
                 message: "the session is closed".to_owned(),
             }));
         }
-        let tail = self.pty.tail(&self.owner, &self.id, lines).await?;
+        let tail = self.session.tail(lines).await?;
         self.lines_lost += tail.output.skipped;
         Ok(tail)
     }
@@ -385,7 +381,7 @@ impl Ssh {
 
     /// The session that runs ssh.
     pub fn session_id(&self) -> &SessionId {
-        &self.id
+        self.session.id()
     }
 
     /// The local ssh process's pid.
@@ -395,7 +391,7 @@ impl Ssh {
 
     /// The owner of ssh's session.
     pub fn owner(&self) -> &Owner {
-        &self.owner
+        self.session.owner()
     }
 
     /// Lines that fell out of the session's scrollback before the driver read them, over
@@ -421,16 +417,16 @@ impl Ssh {
         until: &str,
         deadline: Instant,
     ) -> Result<Option<Sent>> {
-        let left = left(deadline).max(1);
+        let left = left(deadline).max(ONE_MS);
         let request = SendRequest::new(data)
             .submit(submit)
             .settle(Settle::Quiet)
-            .quiet_ms(left)
-            .timeout_ms(left)
+            .quiet(left)
+            .timeout(left)
             .until(until)
             .lines(MAX_LINES)
             .max_bytes(MAX_BYTES);
-        match self.pty.send(&self.owner, &self.id, request).await {
+        match self.session.send(request).await {
             Ok(sent) => {
                 self.remember_lines(&sent.delta.text);
                 Ok(Some(sent))
@@ -442,7 +438,7 @@ impl Ssh {
 
     /// Reads what ssh printed last.
     async fn read_rest(&mut self) -> Result<Tail> {
-        Ok(self.pty.tail(&self.owner, &self.id, everything()).await?)
+        Ok(self.session.tail(TailRequest::everything()).await?)
     }
 
     fn remember_lines(&mut self, text: &str) {
@@ -482,16 +478,12 @@ impl Ssh {
     fn timed_out(&self, waiting_for: &str) -> Error {
         Error::Timeout {
             waiting_for: waiting_for.to_owned(),
-            timeout_ms: millis(self.timeout),
+            timeout: self.timeout,
         }
     }
 
     async fn close_session(&mut self) {
-        if !self.closed {
-            self.closed = true;
-            // Ok(false) (already gone) and errors both leave nothing to do.
-            let _ = self.pty.close(&self.owner, &self.id).await;
-        }
+        self.session.close().await;
     }
 }
 
@@ -550,31 +542,17 @@ fn greeting(lines: &[String], token: &str) -> String {
 impl std::fmt::Debug for Ssh {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ssh")
-            .field("session", &self.id)
+            .field("session", self.session.id())
             .field("pid", &self.pid)
             .field("failure", &self.failure)
             .finish_non_exhaustive()
     }
 }
 
-fn left(deadline: Instant) -> u64 {
-    millis(deadline.saturating_duration_since(Instant::now()))
+/// The time left until `deadline`.
+fn left(deadline: Instant) -> Duration {
+    deadline.saturating_duration_since(Instant::now())
 }
 
-fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
-impl Drop for Ssh {
-    fn drop(&mut self) {
-        if self.closed {
-            return;
-        }
-        self.pty.close_in_background(&self.owner, &self.id);
-    }
-}
-
-/// A plain read with the largest budgets: a protocol driver must see every line.
-fn everything() -> TailRequest {
-    TailRequest::new().lines(MAX_LINES).max_bytes(MAX_BYTES)
-}
+/// The shortest wait the service counts (it counts whole milliseconds).
+const ONE_MS: Duration = Duration::from_millis(1);

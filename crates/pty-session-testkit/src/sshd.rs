@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
 
 use pty_session::{
     CancellationToken, Config, OpenRequest, Owner, PtyService, SessionId, Settle, quote_word,
@@ -229,8 +230,8 @@ impl Sshd {
             let request =
                 OpenRequest::new(format!("exec {sshd} -D -e -f {}", config_file.display()))
                     .settle(Settle::Quiet)
-                    .quiet_ms(10_000)
-                    .timeout_ms(10_000)
+                    .quiet(Duration::from_millis(10_000))
+                    .timeout(Duration::from_millis(10_000))
                     .until("Server listening on|Bind to port|[Ff]atal|error");
             let opened = pty
                 .open(&owner, request, &CancellationToken::new())

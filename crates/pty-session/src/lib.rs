@@ -89,8 +89,10 @@ mod backend;
 mod config;
 mod error;
 pub mod nofile;
+mod owned;
 mod owner;
 mod record;
+mod registry;
 mod request;
 mod sandbox;
 mod service;
@@ -103,7 +105,8 @@ mod watch;
 
 pub use backend::{Backend, Backends, ExecBackend, ShellBackend, quote_word};
 pub use config::Config;
-pub use error::{Error, Result};
+pub use error::{Error, LimitScope, Result};
+pub use owned::OwnedSession;
 pub use owner::{Owner, SessionId};
 pub use request::{
     ExitStatus, OpenRequest, Opened, Output, Rest, SendRequest, Sent, SessionInfo, Settle,

@@ -145,12 +145,29 @@ impl Status {
 pub(crate) struct SettleOptions {
     pub(crate) settle: Settle,
     pub(crate) until: Option<String>,
-    pub(crate) quiet_ms: Option<u64>,
-    pub(crate) timeout_ms: Option<u64>,
+    pub(crate) quiet: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     /// Whether any of them was given (a tail waits only then).
     pub(crate) given: bool,
     /// Who hears of the newest lines while the settle runs.
     pub(crate) progress: Option<crate::ProgressFn>,
+}
+
+impl SettleOptions {
+    /// The quiet period in whole milliseconds, as the limits count it.
+    pub(crate) fn quiet_ms(&self) -> Option<u64> {
+        self.quiet.map(whole_millis)
+    }
+
+    /// The hard cap in whole milliseconds, as the limits count it.
+    pub(crate) fn timeout_ms(&self) -> Option<u64> {
+        self.timeout.map(whole_millis)
+    }
+}
+
+/// `duration` in whole milliseconds (rounded down), `u64::MAX` past it.
+fn whole_millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 macro_rules! settle_builders {
@@ -182,17 +199,20 @@ macro_rules! settle_builders {
             self
         }
 
-        /// The quiet period in ms (default 300).
-        pub fn quiet_ms(mut self, ms: u64) -> Self {
-            self.settle.quiet_ms = Some(ms);
+        /// How long without output counts as quiet (default 300 ms; 1 ms to 600 s,
+        /// counted in whole milliseconds; out of range is an
+        /// [`InvalidArgument`](crate::Error::InvalidArgument) for `quiet_ms`).
+        pub fn quiet(mut self, quiet: std::time::Duration) -> Self {
+            self.settle.quiet = Some(quiet);
             self.settle.given = true;
             self
         }
 
-        /// The hard cap in ms (default 5,000; at most 600,000). For send it is also the
-        /// write timeout.
-        pub fn timeout_ms(mut self, ms: u64) -> Self {
-            self.settle.timeout_ms = Some(ms);
+        /// The hard cap on the wait (default 5 s; at most 600 s, counted in whole
+        /// milliseconds; more is an [`InvalidArgument`](crate::Error::InvalidArgument) for
+        /// `timeout_ms`). For send it is also the write timeout.
+        pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
+            self.settle.timeout = Some(timeout);
             self.settle.given = true;
             self
         }
@@ -227,20 +247,21 @@ macro_rules! budget_builders {
 /// What to start: `pty_open`'s arguments.
 ///
 /// ```
+/// use std::time::Duration;
 /// use pty_session::{OpenRequest, Settle};
 /// let request = OpenRequest::new("python3 -q")
 ///     .env("PYTHONSTARTUP", "")
 ///     .size(100, 30)
 ///     .settle(Settle::Auto)
-///     .timeout_ms(10_000);
+///     .timeout(Duration::from_secs(10));
 /// ```
 #[derive(Debug, Clone)]
 pub struct OpenRequest {
     pub(crate) command: String,
     pub(crate) cwd: Option<PathBuf>,
     pub(crate) env: BTreeMap<String, String>,
-    pub(crate) cols: Option<u64>,
-    pub(crate) rows: Option<u64>,
+    pub(crate) cols: Option<u16>,
+    pub(crate) rows: Option<u16>,
     pub(crate) echo: bool,
     pub(crate) lines: Option<u64>,
     pub(crate) max_bytes: Option<u64>,
@@ -287,20 +308,20 @@ impl OpenRequest {
     }
 
     /// The window size (default 120×40); each in 1..=1000.
-    pub fn size(mut self, cols: u64, rows: u64) -> OpenRequest {
+    pub fn size(mut self, cols: u16, rows: u16) -> OpenRequest {
         self.cols = Some(cols);
         self.rows = Some(rows);
         self
     }
 
     /// The window width alone.
-    pub fn cols(mut self, cols: u64) -> OpenRequest {
+    pub fn cols(mut self, cols: u16) -> OpenRequest {
         self.cols = Some(cols);
         self
     }
 
     /// The window height alone.
-    pub fn rows(mut self, rows: u64) -> OpenRequest {
+    pub fn rows(mut self, rows: u16) -> OpenRequest {
         self.rows = Some(rows);
         self
     }
@@ -318,10 +339,13 @@ impl OpenRequest {
 /// What to type: `pty_send`'s arguments.
 ///
 /// ```
+/// use std::time::Duration;
 /// use pty_session::SendRequest;
 /// let enter_a_line = SendRequest::new("print(6*7)");
 /// let ctrl_c = SendRequest::new("\u{3}").submit(false);
-/// let wait_for_prompt = SendRequest::new("make").until(r"\$ $").timeout_ms(60_000);
+/// let wait_for_prompt = SendRequest::new("make")
+///     .until(r"\$ $")
+///     .timeout(Duration::from_secs(60));
 /// ```
 #[derive(Debug, Clone)]
 pub struct SendRequest {
@@ -330,8 +354,8 @@ pub struct SendRequest {
     pub(crate) keys: Option<Vec<String>>,
     pub(crate) submit: bool,
     /// A new window size, applied before anything is written.
-    pub(crate) cols: Option<u64>,
-    pub(crate) rows: Option<u64>,
+    pub(crate) cols: Option<u16>,
+    pub(crate) rows: Option<u16>,
     pub(crate) lines: Option<u64>,
     pub(crate) max_bytes: Option<u64>,
     pub(crate) settle: SettleOptions,
@@ -390,20 +414,20 @@ impl SendRequest {
     /// Resizes the window to `cols`×`rows` (each 1..=1000) before anything is written: the
     /// program gets SIGWINCH and the screen follows. With empty data and
     /// [`submit(false)`](Self::submit) the send only resizes and waits.
-    pub fn size(mut self, cols: u64, rows: u64) -> SendRequest {
+    pub fn size(mut self, cols: u16, rows: u16) -> SendRequest {
         self.cols = Some(cols);
         self.rows = Some(rows);
         self
     }
 
     /// Resizes the window's width alone (see [`size`](Self::size)).
-    pub fn cols(mut self, cols: u64) -> SendRequest {
+    pub fn cols(mut self, cols: u16) -> SendRequest {
         self.cols = Some(cols);
         self
     }
 
     /// Resizes the window's height alone (see [`size`](Self::size)).
-    pub fn rows(mut self, rows: u64) -> SendRequest {
+    pub fn rows(mut self, rows: u16) -> SendRequest {
         self.rows = Some(rows);
         self
     }
@@ -454,10 +478,12 @@ impl SendRequest {
 /// it wait first, as a send does, without writing.
 ///
 /// ```
+/// use std::time::Duration;
 /// use pty_session::TailRequest;
 /// let unread = TailRequest::new().lines(50);
 /// let reread = TailRequest::new().from(1200).max_bytes(4096);
-/// let follow = TailRequest::new().until("step 20").timeout_ms(60_000);
+/// let follow = TailRequest::new().until("step 20").timeout(Duration::from_secs(60));
+/// let all = TailRequest::everything();
 /// // `None` and `Some(n)` are the plain read with a line budget.
 /// let plain: TailRequest = Some(100).into();
 /// ```
@@ -474,6 +500,15 @@ impl TailRequest {
     /// Reads the unread lines at once.
     pub fn new() -> TailRequest {
         TailRequest::default()
+    }
+
+    /// Reads the unread lines at once with the largest budgets
+    /// ([`limits::MAX_LINES`], [`limits::MAX_BYTES`]): for a protocol driver, which must
+    /// see every line.
+    pub fn everything() -> TailRequest {
+        TailRequest::new()
+            .lines(limits::MAX_LINES)
+            .max_bytes(limits::MAX_BYTES)
     }
 
     /// Re-reads completed lines from line `number` on (from the oldest kept if it fell out
@@ -741,7 +776,7 @@ pub(crate) fn check_open(request: &OpenRequest) -> Result<(), crate::Error> {
             ));
         }
     }
-    window(request.cols, request.rows)
+    window(request.cols.map(u64::from), request.rows.map(u64::from))
 }
 
 /// Checks the names of a send's `keys`. Their bytes depend on the modes the program set,
@@ -776,7 +811,7 @@ pub(crate) fn check_send(request: &SendRequest) -> Result<(), crate::Error> {
             ),
         ));
     }
-    window(request.cols, request.rows)
+    window(request.cols.map(u64::from), request.rows.map(u64::from))
 }
 
 /// Checks a window size: each in 1..=[`limits::MAX_WINDOW`].

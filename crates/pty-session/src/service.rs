@@ -1,17 +1,16 @@
-//! [`PtyService`]: the facade. One core behind a cheap-to-clone handle, and the registry
-//! of sessions where every owner check happens.
+//! [`PtyService`]: the facade. One core behind a cheap-to-clone handle: the registry of
+//! sessions ([`crate::registry`], where every owner check happens) under one lock, and
+//! the flows of open, send and tail around it.
 
-use std::collections::{BTreeMap, HashMap};
-use std::os::fd::OwnedFd;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Instant, SystemTime};
 
-use tokio::io::unix::AsyncFd;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::owner::IdSource;
 use crate::record::{Header, Recorder};
+use crate::registry::{Entry, Limits, Registry};
 use crate::request::limits;
 use crate::session::{Origin, Session};
 use crate::settle::progress;
@@ -40,62 +39,27 @@ struct Shared {
     /// Whether `/proc` tells input wait here.
     input_wait: bool,
     /// Short critical sections only: no `.await` while it is held.
-    registry: Mutex<Registry>,
+    registry: Mutex<Registry<Arc<Session>>>,
     /// Forks the shims; its process goes when the service does.
     spawner: SpawnerHandle,
 }
 
-#[derive(Default)]
-struct Registry {
-    sessions: HashMap<SessionId, Arc<Session>>,
-    /// Where ids come from; none is ever reused.
-    ids: IdSource,
-    /// Opens under way per owner; they count against the limits.
-    opening: HashMap<Owner, usize>,
-    /// How many sessions were opened: the next one's place in the order of opens.
-    opened: u64,
-}
-
-impl Registry {
-    /// The owner's sessions, oldest first.
-    fn owned(&self, owner: &Owner) -> Vec<&Arc<Session>> {
-        let mut owned: Vec<_> = self
-            .sessions
-            .values()
-            .filter(|s| s.owner == *owner)
-            .collect();
-        owned.sort_by_key(|s| s.origin.seq);
-        owned
+/// The service's sessions are the registry's entries.
+impl Entry for Arc<Session> {
+    fn id(&self) -> &SessionId {
+        &self.id
     }
-
-    /// Running sessions and opens under way of `owner`: what its limit counts.
-    fn owner_count(&self, owner: &Owner) -> usize {
-        self.sessions
-            .values()
-            .filter(|s| s.owner == *owner && s.running())
-            .count()
-            + self.opening.get(owner).copied().unwrap_or(0)
+    fn owner(&self) -> &Owner {
+        &self.owner
     }
-
-    fn owner_ids(&self, owner: &Owner) -> Vec<SessionId> {
-        let mut ids: Vec<_> = self.owned(owner).iter().map(|s| s.id.clone()).collect();
-        ids.sort();
-        ids
+    fn seq(&self) -> u64 {
+        self.origin.seq
     }
-
-    /// The owner's running sessions with their commands, oldest first.
-    fn owner_running(&self, owner: &Owner) -> Vec<(SessionId, String)> {
-        self.owned(owner)
-            .into_iter()
-            .filter(|s| s.running())
-            .map(|s| (s.id.clone(), s.origin.command.clone()))
-            .collect()
+    fn command(&self) -> &str {
+        &self.origin.command
     }
-
-    /// Running sessions and opens under way: what the service's limit counts.
-    fn total(&self) -> usize {
-        self.sessions.values().filter(|s| s.running()).count()
-            + self.opening.values().sum::<usize>()
+    fn running(&self) -> bool {
+        Session::running(self)
     }
 }
 
@@ -107,18 +71,12 @@ struct Reservation<'a> {
 
 impl Drop for Reservation<'_> {
     fn drop(&mut self) {
-        let mut registry = self.shared.registry();
-        if let Some(n) = registry.opening.get_mut(&self.owner) {
-            *n -= 1;
-            if *n == 0 {
-                registry.opening.remove(&self.owner);
-            }
-        }
+        self.shared.registry().release(&self.owner);
     }
 }
 
 impl Shared {
-    fn registry(&self) -> MutexGuard<'_, Registry> {
+    fn registry(&self) -> MutexGuard<'_, Registry<Arc<Session>>> {
         self.registry
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -126,65 +84,22 @@ impl Shared {
 
     /// The one place where a caller's right to a session is checked.
     fn lookup(&self, owner: &Owner, id: &SessionId) -> Result<Arc<Session>> {
-        let registry = self.registry();
-        let session = registry
-            .sessions
-            .get(id)
-            .ok_or_else(|| Error::UnknownSession { id: id.clone() })?;
-        if session.owner != *owner {
-            return Err(Error::ForeignSession { id: id.clone() });
-        }
-        Ok(session.clone())
+        self.registry().lookup(owner, id)
     }
 
     /// Takes a place for a new session of `owner`, or says which limit is reached.
     fn reserve(&self, owner: &Owner) -> Result<Reservation<'_>> {
-        let mut registry = self.registry();
-        let limit = |limit, scope| Error::SessionLimit {
-            limit,
-            scope,
-            running: registry.owner_running(owner),
-        };
-        if registry.owner_count(owner) >= self.config.max_sessions_per_owner {
-            return Err(limit(self.config.max_sessions_per_owner, "owner"));
-        }
-        if registry.total() >= self.config.max_sessions {
-            return Err(limit(self.config.max_sessions, "service"));
-        }
-        *registry.opening.entry(owner.clone()).or_default() += 1;
+        self.registry().reserve(owner)?;
         Ok(Reservation {
             shared: self,
             owner: owner.clone(),
         })
     }
 
-    /// A new session's id, never issued before, and its place in the order of opens.
-    fn fresh_id(&self) -> (SessionId, u64) {
-        let mut registry = self.registry();
-        registry.opened += 1;
-        let seq = registry.opened;
-        (registry.ids.next_id(), seq)
-    }
-
     /// Closes the oldest exited sessions of `owner` past `max_exited_per_owner`, in the
     /// background: they are out of the registry (their ids unknown) when this returns.
     fn prune_exited(&self, owner: &Owner) {
-        let doomed: Vec<Arc<Session>> = {
-            let mut registry = self.registry();
-            let exited: Vec<SessionId> = registry
-                .owned(owner)
-                .into_iter()
-                .filter(|s| !s.running())
-                .map(|s| s.id.clone())
-                .collect();
-            let excess = exited
-                .len()
-                .saturating_sub(self.config.max_exited_per_owner);
-            exited[..excess]
-                .iter()
-                .filter_map(|id| registry.sessions.remove(id))
-                .collect()
-        };
+        let doomed = self.registry().remove_excess_exited(owner);
         for session in doomed {
             tracing::debug!(session = %session.id, "closed: too many exited sessions");
             // The command has exited; what is left is reaping the shim and whatever
@@ -197,18 +112,7 @@ impl Shared {
     /// Removes sessions from the registry (so their ids answer UNKNOWN_SESSION at once),
     /// then kills and reaps them all concurrently.
     async fn close_all(&self, keep: impl Fn(&Session) -> bool) {
-        let doomed: Vec<Arc<Session>> = {
-            let mut registry = self.registry();
-            let ids: Vec<SessionId> = registry
-                .sessions
-                .values()
-                .filter(|s| !keep(s))
-                .map(|s| s.id.clone())
-                .collect();
-            ids.iter()
-                .filter_map(|id| registry.sessions.remove(id))
-                .collect()
-        };
+        let doomed = self.registry().remove_all(|session| keep(session));
         // A bounded number at a time: when hundreds of process trees exit at once, the
         // kernel serializes their memory teardown on the shared executables' mapping locks
         // (measured: 1,000 concurrent closes took 8 to 200 s, one by one 1 ms each).
@@ -228,7 +132,7 @@ const CONCURRENT_CLOSES: usize = 16;
 
 impl Drop for Shared {
     fn drop(&mut self) {
-        for session in self.registry().sessions.values() {
+        for session in self.registry().all() {
             session.request_kill();
         }
     }
@@ -243,21 +147,32 @@ impl PtyService {
     /// process had.
     ///
     /// # Panics
-    /// If [`Config::validate`] fails: check the config first where it comes from a user.
+    /// If [`Config::validate`] fails. Where the config comes from a user, use
+    /// [`try_new`](Self::try_new), which says what is wrong instead.
     pub fn new(config: Config) -> PtyService {
-        if let Err(err) = config.validate() {
-            panic!("invalid pty-session config: {err}");
-        }
+        PtyService::try_new(config)
+            .unwrap_or_else(|err| panic!("invalid pty-session config: {err}"))
+    }
+
+    /// A service with `config`, as [`new`](Self::new) makes it, or
+    /// [`Error::InvalidArgument`] naming the field of `config` that is out of range.
+    pub fn try_new(config: Config) -> Result<PtyService> {
+        config.validate()?;
         crate::spawner::ensure_linked();
         crate::nofile::raise_for(config.max_sessions);
-        PtyService {
+        let limits = Limits {
+            per_owner: config.max_sessions_per_owner,
+            total: config.max_sessions,
+            exited_per_owner: config.max_exited_per_owner,
+        };
+        Ok(PtyService {
             shared: Arc::new(Shared {
                 config,
                 input_wait: crate::procfs::input_wait_supported(),
-                registry: Mutex::new(Registry::default()),
+                registry: Mutex::new(Registry::new(limits)),
                 spawner: SpawnerHandle::default(),
             }),
-        }
+        })
     }
 
     /// The configuration the service runs with.
@@ -297,7 +212,7 @@ impl PtyService {
             spawned = spawn::spawn(&self.shared.spawner, options) => spawned?,
             () = cancel.cancelled() => return Err(Error::Cancelled),
         };
-        let (id, seq) = self.shared.fresh_id();
+        let (id, seq) = self.shared.registry().fresh_id();
         let origin = Origin {
             command: request.command.clone(),
             cwd: match &options_cwd {
@@ -328,14 +243,10 @@ impl PtyService {
             self.shared.input_wait,
             tap,
         )
-        .map_err(|err| Error::SpawnFailed {
-            command: request.command.clone(),
-            reason: format!("cannot watch the terminal: {err}"),
+        .map_err(|err| {
+            Error::spawn_failed(&request.command, "cannot watch the terminal", Some(err))
         })?;
-        self.shared
-            .registry()
-            .sessions
-            .insert(id.clone(), session.clone());
+        self.shared.registry().insert(session.clone());
         drop(reservation);
         tracing::debug!(session = %id, owner = %owner, pid = session.pid, "opened");
 
@@ -359,7 +270,7 @@ impl PtyService {
                 })
             }
             Err(err) => {
-                self.shared.registry().sessions.remove(&id);
+                self.shared.registry().remove(&id);
                 session.kill_and_wait().await;
                 Err(err)
             }
@@ -391,7 +302,7 @@ impl PtyService {
             });
         }
         if request.cols.is_some() || request.rows.is_some() {
-            self.resize(&session, request.cols, request.rows)?;
+            session.resize(request.cols, request.rows)?;
         }
         let mut bytes = match &request.keys {
             Some(keys) => crate::term::keys::encode(keys, session.state().key_modes())
@@ -407,16 +318,13 @@ impl PtyService {
         let base = Baseline::before_send(&session, bytes.last() == Some(&b'\r'));
         let mut probe = session.probe();
         session.mark_write(&mut probe);
-        let written = tokio::select! {
-            written = write_all(&session.master, &bytes, plan.deadline()) => written,
+        let timeout = plan.deadline().duration_since(start);
+        tokio::select! {
+            written = session.write(&bytes, plan.deadline(), timeout) => written?,
             () = cancel.cancelled() => return Err(Error::Cancelled),
         };
-        if let Err(err) = written {
-            let timeout = plan.deadline().duration_since(start);
-            return Err(write_error(&session, id, err, bytes.len(), timeout));
-        }
         session.write_done();
-        session.state().tap.agent_input(&bytes);
+        session.state().agent_input(&bytes);
         let progress = request.settle.progress.as_ref();
         let settled = settle::settle(&session, &plan, base, probe, Some(cancel));
         let settled_by = progress::watch(&session, progress, start, settled).await?;
@@ -469,11 +377,11 @@ impl PtyService {
         };
         Ok(Tail {
             output,
-            pending: state.renderer.pending(),
+            pending: state.pending(),
             status: state.status(),
-            total_lines: state.scrollback.line_end(),
-            line_begin: state.scrollback.line_begin(),
-            alt_screen: state.renderer.alt_screen(),
+            total_lines: state.line_end(),
+            line_begin: state.line_begin(),
+            alt_screen: state.in_alt_screen(),
             settled_by,
         })
     }
@@ -501,20 +409,11 @@ impl PtyService {
     /// Kills the session's process tree, waits until it is reaped and the output drained,
     /// and forgets the session. `Ok(false)` if it was already gone or never existed.
     pub async fn close(&self, owner: &Owner, id: &SessionId) -> Result<bool> {
-        let session = {
-            let mut registry = self.shared.registry();
-            match registry.sessions.get(id) {
-                None => return Ok(false),
-                Some(session) if session.owner != *owner => {
-                    return Err(Error::ForeignSession { id: id.clone() });
-                }
-                Some(_) => registry.sessions.remove(id),
-            }
+        let Some(session) = self.shared.registry().remove_owned(owner, id)? else {
+            return Ok(false);
         };
-        if let Some(session) = session {
-            session.kill_and_wait().await;
-            tracing::debug!(session = %id, "closed");
-        }
+        session.kill_and_wait().await;
+        tracing::debug!(session = %id, "closed");
         Ok(true)
     }
 
@@ -547,10 +446,7 @@ impl PtyService {
     /// Past [`Config::max_exited_per_owner`] exited sessions, the oldest are closed first.
     pub fn list(&self, owner: &Owner) -> Vec<SessionInfo> {
         self.shared.prune_exited(owner);
-        let sessions: Vec<Arc<Session>> = {
-            let registry = self.shared.registry();
-            registry.owned(owner).into_iter().cloned().collect()
-        };
+        let sessions = self.shared.registry().owned(owner);
         sessions
             .iter()
             .map(|session| {
@@ -563,8 +459,8 @@ impl PtyService {
                     cwd: session.origin.cwd.clone(),
                     started_at: session.origin.started_at,
                     unread_lines: state.unread(),
-                    pending: state.renderer.pending(),
-                    alt_screen: state.renderer.alt_screen(),
+                    pending: state.pending(),
+                    alt_screen: state.in_alt_screen(),
                     sandbox: session.origin.sandbox,
                 }
             })
@@ -626,8 +522,8 @@ impl PtyService {
             cwd: request.cwd.clone(),
             sandbox,
             env,
-            cols: request_window(request.cols, limits::DEFAULT_COLS),
-            rows: request_window(request.rows, limits::DEFAULT_ROWS),
+            cols: request.cols.unwrap_or(limits::DEFAULT_COLS),
+            rows: request.rows.unwrap_or(limits::DEFAULT_ROWS),
             echo: request.echo,
             grace: config.close_grace,
         })
@@ -682,34 +578,6 @@ impl PtyService {
             bytes: bytes.map_or(config.tail_bytes, |n| n as usize),
         })
     }
-
-    /// Resizes the session's window (TIOCSWINSZ: the kernel sends the foreground group
-    /// SIGWINCH), then the renderer and the screen follow. A size left out stays.
-    pub(crate) fn resize(
-        &self,
-        session: &Session,
-        cols: Option<u64>,
-        rows: Option<u64>,
-    ) -> Result<()> {
-        // Sends to a session are serialized, so the size read here is still the current
-        // one when the ioctl is made, outside the lock.
-        let (old_cols, old_rows) = session.state().window.size();
-        let cols = cols.map_or(old_cols, |v| v as u16);
-        let rows = rows.map_or(old_rows, |v| v as u16);
-        crate::pty::resize(session.master.get_ref(), cols, rows).map_err(|err| {
-            Error::NotRunning {
-                id: session.id.clone(),
-                status: format!("its terminal cannot be resized ({err})"),
-            }
-        })?;
-        let mut state = session.state();
-        state.window.resize(cols, rows);
-        state.renderer.resize(cols, rows);
-        if (cols, rows) != (old_cols, old_rows) {
-            state.tap.resize(cols, rows);
-        }
-        Ok(())
-    }
 }
 
 /// What a reply carries besides the settle.
@@ -725,7 +593,7 @@ fn look(session: &Session) -> Reply {
     let mut state = session.state();
     Reply {
         output: Output::default(),
-        pending: state.renderer.pending(),
+        pending: state.pending(),
         status: state.status(),
         screen: state.alt_screen(),
     }
@@ -737,69 +605,9 @@ fn reply(session: &Session, budget: Budget) -> Reply {
     let mut state = session.state();
     Reply {
         output: state.read(budget),
-        pending: state.renderer.pending(),
+        pending: state.pending(),
         status: state.status(),
         screen: state.alt_screen(),
     }
 }
 
-fn request_window(value: Option<u64>, default: u16) -> u16 {
-    value.and_then(|v| u16::try_from(v).ok()).unwrap_or(default)
-}
-
-pub(crate) enum WriteError {
-    /// The deadline passed after this many bytes.
-    Timeout(usize),
-    /// The terminal is gone.
-    Closed,
-}
-
-/// The error of a failed write of `total` bytes into `session` that had `timeout`.
-pub(crate) fn write_error(
-    session: &Session,
-    id: &SessionId,
-    err: WriteError,
-    total: usize,
-    timeout: std::time::Duration,
-) -> Error {
-    match err {
-        WriteError::Timeout(written) => Error::WriteTimeout {
-            id: id.clone(),
-            written,
-            total,
-            timeout_ms: timeout.as_millis() as u64,
-        },
-        WriteError::Closed => {
-            let status = session.state().status();
-            let status = status
-                .exit()
-                .map_or("its terminal closed".to_owned(), |e| e.to_string());
-            Error::NotRunning {
-                id: id.clone(),
-                status,
-            }
-        }
-    }
-}
-
-/// Writes all of `bytes` to the master, waiting for room on the reactor, until `deadline`.
-pub(crate) async fn write_all(
-    master: &AsyncFd<OwnedFd>,
-    bytes: &[u8],
-    deadline: Instant,
-) -> Result<(), WriteError> {
-    let mut written = 0;
-    while written < bytes.len() {
-        let ready = tokio::time::timeout_at(deadline.into(), master.writable()).await;
-        let Ok(Ok(mut guard)) = ready else {
-            return Err(WriteError::Timeout(written));
-        };
-        match guard.try_io(|fd| crate::pty::write_some(fd.get_ref(), &bytes[written..])) {
-            Ok(Ok(n)) => written += n,
-            Ok(Err(err)) if err.kind() == std::io::ErrorKind::Interrupted => {}
-            Ok(Err(_)) => return Err(WriteError::Closed),
-            Err(_would_block) => {}
-        }
-    }
-    Ok(())
-}

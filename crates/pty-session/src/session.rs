@@ -9,7 +9,7 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use tokio::io::AsyncReadExt;
 use tokio::io::unix::AsyncFd;
@@ -23,7 +23,7 @@ use crate::tap::Tap;
 use crate::term::render::{Rendered, Renderer};
 use crate::term::screen::Window;
 use crate::term::scrollback::Scrollback;
-use crate::{ExitStatus, Owner, SessionId, Status};
+use crate::{Error, ExitStatus, Owner, Result, SessionId, Status};
 
 /// A session as the service holds it.
 pub(crate) struct Session {
@@ -171,6 +171,47 @@ impl State {
         self.window
             .start(self.renderer.key_modes(), Instant::now())
             .draw()
+    }
+
+    /// The text after the last line end, such as a prompt.
+    pub(crate) fn pending(&self) -> String {
+        self.renderer.pending()
+    }
+
+    /// Whether a full-screen program has the alternate screen on.
+    pub(crate) fn in_alt_screen(&self) -> bool {
+        self.renderer.alt_screen()
+    }
+
+    /// Lines completed since the session started: the number the next line gets.
+    pub(crate) fn line_end(&self) -> u64 {
+        self.scrollback.line_end()
+    }
+
+    /// The number of the oldest line still in the scrollback.
+    pub(crate) fn line_begin(&self) -> u64 {
+        self.scrollback.line_begin()
+    }
+
+    /// The window's size, columns and rows.
+    pub(crate) fn window_size(&self) -> (u16, u16) {
+        self.window.size()
+    }
+
+    /// Follows a new window size the terminal already has: the renderer and the screen
+    /// take it, and the recording notes it if it changed.
+    pub(crate) fn resize(&mut self, cols: u16, rows: u16) {
+        let old = self.window.size();
+        self.window.resize(cols, rows);
+        self.renderer.resize(cols, rows);
+        if (cols, rows) != old {
+            self.tap.resize(cols, rows);
+        }
+    }
+
+    /// Hands what an agent's send wrote to the recording.
+    pub(crate) fn agent_input(&mut self, bytes: &[u8]) {
+        self.tap.agent_input(bytes);
     }
 
     /// The screen, while a full-screen program has the alternate screen on.
@@ -326,6 +367,64 @@ impl Session {
     /// The last write's mark.
     pub(crate) fn last_write(&self) -> Option<WriteMark> {
         *self.last_write.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Writes all of `bytes` into the terminal, waiting for room until `deadline`. Fails
+    /// with [`Error::WriteTimeout`] (which reports `timeout`) when the program has not
+    /// taken them all by then, and with [`Error::NotRunning`] once the terminal closed.
+    /// Writers take `write_lock` first, so writes never interleave.
+    pub(crate) async fn write(
+        &self,
+        bytes: &[u8],
+        deadline: Instant,
+        timeout: Duration,
+    ) -> Result<()> {
+        let mut written = 0;
+        while written < bytes.len() {
+            let ready = tokio::time::timeout_at(deadline.into(), self.master.writable()).await;
+            let Ok(Ok(mut guard)) = ready else {
+                return Err(Error::WriteTimeout {
+                    id: self.id.clone(),
+                    written,
+                    total: bytes.len(),
+                    timeout,
+                });
+            };
+            match guard.try_io(|fd| crate::pty::write_some(fd.get_ref(), &bytes[written..])) {
+                Ok(Ok(n)) => written += n,
+                Ok(Err(err)) if err.kind() == io::ErrorKind::Interrupted => {}
+                Ok(Err(_)) => {
+                    let status = self.state().status();
+                    let status = status
+                        .exit()
+                        .map_or("its terminal closed".to_owned(), |e| e.to_string());
+                    return Err(Error::NotRunning {
+                        id: self.id.clone(),
+                        status,
+                    });
+                }
+                Err(_would_block) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Resizes the window (TIOCSWINSZ: the kernel sends the foreground group SIGWINCH),
+    /// then the renderer and the screen follow. A size left out stays. The caller holds
+    /// `write_lock`, so the size read here is still the current one when the ioctl is
+    /// made, outside the state lock.
+    pub(crate) fn resize(&self, cols: Option<u16>, rows: Option<u16>) -> Result<()> {
+        let (old_cols, old_rows) = self.state().window_size();
+        let cols = cols.unwrap_or(old_cols);
+        let rows = rows.unwrap_or(old_rows);
+        crate::pty::resize(self.master.get_ref(), cols, rows).map_err(|err| {
+            Error::ResizeFailed {
+                id: self.id.clone(),
+                source: Arc::new(err),
+            }
+        })?;
+        self.state().resize(cols, rows);
+        Ok(())
     }
 
     /// Reads everything the master has now into the scrollback. Returns `Ok(true)` at the

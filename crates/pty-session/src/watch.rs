@@ -85,16 +85,15 @@ impl PtyService {
         let session = self.session(owner, id)?;
         let mut state = session.state();
         let from = state
-            .scrollback
             .line_end()
             .saturating_sub(RECENT_LINES)
-            .max(state.scrollback.line_begin());
+            .max(state.line_begin());
         let mut recent = String::new();
         for line in state.lines_from(from) {
             recent.push_str(line.strip_suffix('\n').unwrap_or(line));
             recent.push_str("\r\n");
         }
-        recent.push_str(&state.renderer.pending());
+        recent.push_str(&state.pending());
         // The chunks after this point reach the receiver: it subscribes under the same
         // lock that the drain reads under.
         let receiver = if state.finished {
@@ -103,8 +102,8 @@ impl PtyService {
             state.tap.subscribe()
         };
         // The window now, which a resize since the open may have changed.
-        let (cols, rows) = state.window.size();
-        let alt_screen = state.renderer.alt_screen();
+        let (cols, rows) = state.window_size();
+        let alt_screen = state.in_alt_screen();
         let frame = alt_screen.then(|| state.screen_frame());
         Ok(Watch {
             recent,
@@ -142,11 +141,7 @@ impl PtyService {
             });
         }
         let deadline = Instant::now() + PERSON_WRITE_TIMEOUT;
-        crate::service::write_all(&session.master, bytes, deadline)
-            .await
-            .map_err(|err| {
-                crate::service::write_error(&session, id, err, bytes.len(), PERSON_WRITE_TIMEOUT)
-            })
+        session.write(bytes, deadline, PERSON_WRITE_TIMEOUT).await
     }
 
     /// Resizes `owner`'s session `id` to the window of the person watching it (their own
@@ -179,6 +174,6 @@ impl PtyService {
                 status: exit.to_string(),
             });
         }
-        self.resize(&session, Some(u64::from(cols)), Some(u64::from(rows)))
+        session.resize(Some(cols), Some(rows))
     }
 }

@@ -36,9 +36,9 @@ async fn exec_interrupt_stops_an_endless_loop_and_exit_kills_it() {
         matches!(
             err,
             Error::Timeout {
-                timeout_ms: 300,
+                timeout,
                 ..
-            }
+            } if timeout == Duration::from_millis(300)
         ),
         "{err}"
     );

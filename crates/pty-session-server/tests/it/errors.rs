@@ -23,6 +23,16 @@ async fn bad_arguments_are_invalid_argument() {
             json!({"command": "true", "rows": 1001}),
             "rows: 1001",
         ),
+        (
+            "pty_open",
+            json!({"command": "true", "cols": 70_000}),
+            "cols: 70000 is out of range; give 1..=1000",
+        ),
+        (
+            "pty_send",
+            json!({"id": "abcd2345", "data": "", "rows": 65_536}),
+            "rows: 65536 is out of range; give 1..=1000",
+        ),
         ("pty_open", json!({"command": "true", "cols": -3}), "cols:"),
         ("pty_open", json!({"command": "true", "cols": 1.5}), "cols:"),
         (

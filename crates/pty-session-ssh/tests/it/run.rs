@@ -231,8 +231,8 @@ async fn send_and_tail_pass_through_for_interactive_use() {
             SendRequest::new("printf 'name? '; read -r name; echo \"hi [$name]\"")
                 .settle(Settle::Quiet)
                 .until(r"name\? $")
-                .quiet_ms(10_000)
-                .timeout_ms(10_000),
+                .quiet(Duration::from_millis(10_000))
+                .timeout(Duration::from_millis(10_000)),
         )
         .await
         .unwrap();
@@ -242,8 +242,8 @@ async fn send_and_tail_pass_through_for_interactive_use() {
             SendRequest::new("Ada")
                 .settle(Settle::Quiet)
                 .until(r"hi \[Ada\]$")
-                .quiet_ms(10_000)
-                .timeout_ms(10_000),
+                .quiet(Duration::from_millis(10_000))
+                .timeout(Duration::from_millis(10_000)),
         )
         .await
         .unwrap();

@@ -3,7 +3,7 @@
 //! socket, so it may be waiting for either: a settle never ends on input there, but when
 //! the remote prompt comes back (`settledBy: "prompt"`).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use pty_session::{
     OpenRequest, Opened, Owner, PtyService, SendRequest, Sent, Settle, SettleReason,
@@ -21,9 +21,9 @@ async fn ssh_shell(sshd: &Sshd, pty: &PtyService, owner: &Owner) -> Opened {
     let command = sshd.ssh_command("id_ed25519", true);
     let request = OpenRequest::new(command)
         .settle(Settle::Quiet)
-        .quiet_ms(20_000)
+        .quiet(Duration::from_millis(20_000))
         .until(r"\$ $")
-        .timeout_ms(20_000);
+        .timeout(Duration::from_millis(20_000));
     let opened = match pty.open(owner, request, &Default::default()).await {
         Ok(opened) => opened,
         Err(err) => panic!("open ssh: {err}"),
@@ -70,7 +70,7 @@ async fn send_default(
         .send(
             owner,
             &opened.session_id,
-            SendRequest::new(data).timeout_ms(20_000),
+            SendRequest::new(data).timeout(Duration::from_millis(20_000)),
         )
         .await
         .unwrap();
@@ -85,7 +85,8 @@ async fn ssh_with_the_default_settle_ends_when_the_prompt_comes_back() {
     // The open: ssh is silent while it connects and logs in, longer than the quiet
     // period; the open ends at the remote prompt.
     let start = Instant::now();
-    let request = OpenRequest::new(sshd.ssh_command("id_ed25519", true)).timeout_ms(20_000);
+    let request = OpenRequest::new(sshd.ssh_command("id_ed25519", true))
+        .timeout(Duration::from_millis(20_000));
     let opened = pty
         .open(&owner, request, &Default::default())
         .await
@@ -165,7 +166,8 @@ async fn ssh_key_passphrase_prompt_settles_by_input() {
     let sshd = Sshd::start().await;
     let (pty, owner) = (service(), Owner::new("t"));
     let start = Instant::now();
-    let request = OpenRequest::new(sshd.ssh_command("id_passphrase", false)).timeout_ms(20_000);
+    let request = OpenRequest::new(sshd.ssh_command("id_passphrase", false))
+        .timeout(Duration::from_millis(20_000));
     let opened = pty
         .open(&owner, request, &Default::default())
         .await
@@ -196,8 +198,8 @@ async fn ssh_with_a_quiet_settle_and_a_long_quiet_period_returns_the_output_in_o
     let start = Instant::now();
     let request = SendRequest::new(SLOW_COMMAND)
         .settle(Settle::Quiet)
-        .quiet_ms(3_000)
-        .timeout_ms(30_000);
+        .quiet(Duration::from_millis(3_000))
+        .timeout(Duration::from_millis(30_000));
     let sent = pty.send(&owner, &opened.session_id, request).await.unwrap();
     let seen = shows(&sent, start);
     assert_eq!(sent.settled_by, SettleReason::Quiet, "{seen}");
@@ -214,7 +216,7 @@ async fn ssh_with_until_settles_by_match() {
     // `^done` and not `done`: the echoed command line holds `done` too.
     let request = SendRequest::new(SLOW_COMMAND)
         .until("^done")
-        .timeout_ms(30_000);
+        .timeout(Duration::from_millis(30_000));
     let sent = pty.send(&owner, &opened.session_id, request).await.unwrap();
     let seen = shows(&sent, start);
     assert_eq!(sent.settled_by, SettleReason::Match, "{seen}");
@@ -231,7 +233,7 @@ async fn ssh_without_a_prompt_shape_ends_on_quiet() {
     let (pty, owner) = (service(), Owner::new("t"));
     let opened = ssh_shell(&sshd, &pty, &owner).await;
     let start = Instant::now();
-    let request = SendRequest::new("cat").timeout_ms(1_500);
+    let request = SendRequest::new("cat").timeout(Duration::from_millis(1_500));
     let sent = pty.send(&owner, &opened.session_id, request).await.unwrap();
     let seen = shows(&sent, start);
     assert_eq!(sent.settled_by, SettleReason::Timeout, "{seen}");
@@ -261,7 +263,7 @@ async fn measure_round_trips_settled_by_prompt_and_by_until() {
     let rounds = 40;
     let (mut by_prompt, mut by_until) = (Vec::new(), Vec::new());
     for round in 0..rounds * 2 {
-        let mut request = SendRequest::new("echo hi").timeout_ms(20_000);
+        let mut request = SendRequest::new("echo hi").timeout(Duration::from_millis(20_000));
         if round % 2 == 1 {
             request = request.until(r"\$ $");
         }

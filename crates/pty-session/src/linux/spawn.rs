@@ -57,24 +57,22 @@ pub(crate) async fn spawn(
     spawner: &SpawnerHandle,
     options: SpawnOptions,
 ) -> Result<Spawned, Error> {
-    let failed = |reason: String| Error::SpawnFailed {
-        command: options.command.clone(),
-        reason,
-    };
-    let request = request(&options).map_err(failed)?;
+    let failed =
+        |reason: String, source| Error::spawn_failed(options.command.clone(), reason, source);
+    let request = request(&options).map_err(|reason| failed(reason, None))?;
     let pair = crate::pty::open(options.cols, options.rows, options.echo)
-        .map_err(|err| failed(format!("no pseudo-terminal available: {err}")))?;
+        .map_err(|err| failed("no pseudo-terminal available".into(), Some(err)))?;
     let (ours, theirs) = std::os::unix::net::UnixStream::pair()
-        .map_err(|err| failed(format!("no control socket: {err}")))?;
+        .map_err(|err| failed("no control socket".into(), Some(err)))?;
     ours.set_nonblocking(true)
-        .map_err(|err| failed(err.to_string()))?;
-    let mut control = UnixStream::from_std(ours).map_err(|err| failed(err.to_string()))?;
+        .map_err(|err| failed(String::new(), Some(err)))?;
+    let mut control = UnixStream::from_std(ours).map_err(|err| failed(String::new(), Some(err)))?;
     // The spawner holds the only other copies of the slave and of the shim's socket end
     // once this returns: the end of output and the shim's death stay visible.
     spawner
         .send(request.encode(), [pair.slave, theirs.into()])
         .await
-        .map_err(|err| failed(format!("cannot start the shim: {err}")))?;
+        .map_err(|err| failed("cannot start the shim".into(), Some(err)))?;
 
     let mut record = [0u8; REPORT_LEN];
     let first = tokio::time::timeout(START_TIMEOUT, control.read_exact(&mut record)).await;
@@ -82,10 +80,7 @@ pub(crate) async fn spawn(
         Ok(Ok(_)) => Report::decode(record),
         Ok(Err(_)) | Err(_) => None,
     };
-    let cannot = |what: String, errno: i32| {
-        let err = io::Error::from_raw_os_error(errno);
-        failed(format!("{what}: {err}"))
-    };
+    let cannot = |what: String, errno: i32| failed(what, Some(io::Error::from_raw_os_error(errno)));
     // Any failure drops `control`: a shim that is still there kills whatever it started.
     match report {
         Some(Report::Started(pid)) => Ok(Spawned {
@@ -119,6 +114,7 @@ pub(crate) async fn spawn(
         }),
         Some(Report::Exited(_)) | None => Err(failed(
             "the shim did not report that the command started".to_owned(),
+            None,
         )),
     }
 }

@@ -51,8 +51,8 @@ pub(crate) struct Plan {
 impl Plan {
     /// Checks `options`; the call's clock starts at `start`.
     pub(crate) fn new(options: &SettleOptions, start: Instant) -> Result<Plan> {
-        let timeout = crate::request::timeout(options.timeout_ms)?;
-        let quiet_ms = options.quiet_ms.unwrap_or(limits::DEFAULT_QUIET_MS);
+        let timeout = crate::request::timeout(options.timeout_ms())?;
+        let quiet_ms = options.quiet_ms().unwrap_or(limits::DEFAULT_QUIET_MS);
         if quiet_ms == 0 || quiet_ms > limits::MAX_TIMEOUT_MS {
             return Err(Error::invalid(
                 "quiet_ms",

@@ -398,8 +398,8 @@ mod tests {
     fn options(mode: Settle, quiet_ms: u64, timeout_ms: u64) -> SettleOptions {
         SettleOptions {
             settle: mode,
-            quiet_ms: Some(quiet_ms),
-            timeout_ms: Some(timeout_ms),
+            quiet: Some(Duration::from_millis(quiet_ms)),
+            timeout: Some(Duration::from_millis(timeout_ms)),
             ..SettleOptions::default()
         }
     }

@@ -1,5 +1,7 @@
 //! Open, send, tail and close; the cursor, the budget, pending lines, env, cwd, echo.
 
+use std::time::Duration;
+
 use pty_session::{Config, ExitStatus, OpenRequest, PtyService, SendRequest, SettleReason, Status};
 
 use crate::support::*;
@@ -315,7 +317,7 @@ async fn ctrl_c_interrupts_sleep_in_bash() {
             id,
             SendRequest::new("sleep 100")
                 .settle(pty_session::Settle::Quiet)
-                .quiet_ms(200),
+                .quiet(Duration::from_millis(200)),
         )
         .await
         .unwrap();
@@ -365,7 +367,7 @@ async fn a_program_waiting_for_a_cursor_report_gets_one() {
         OpenRequest::new(
             r#"bash -c 'stty -echo; printf "ab\e[6n"; IFS= read -r -d R pos; stty echo; echo; echo "pos=${pos#*[}"'"#,
         )
-        .timeout_ms(3000),
+        .timeout(Duration::from_millis(3000)),
     )
     .await;
     assert_eq!(opened.settled_by, SettleReason::Exit, "{opened:?}");

@@ -1,6 +1,8 @@
 //! Reply budgets and re-reads: nothing read is lost while the scrollback holds it, and no
 //! reply is larger than its budgets, whatever the program prints.
 
+use std::time::Duration;
+
 use pty_session::{Config, OpenRequest, Owner, PtyService, Rest, SettleReason, TailRequest};
 
 use crate::support::*;
@@ -15,7 +17,7 @@ async fn seq_5000(pty: &PtyService, owner: &Owner) -> pty_session::SessionId {
     let follow = TailRequest::new()
         .from(5000)
         .until("^5000$")
-        .timeout_ms(30_000);
+        .timeout(Duration::from_millis(30_000));
     let tail = pty.tail(owner, &id, follow).await.unwrap();
     assert_eq!(tail.total_lines, 5000, "{:?}", tail.settled_by);
     id
@@ -207,7 +209,9 @@ async fn a_waiting_tail_follows_a_20_step_job_in_one_call() {
         at_once.settled_by, None,
         "without settle options a tail does not wait"
     );
-    let follow = TailRequest::new().until("step 20").timeout_ms(30_000);
+    let follow = TailRequest::new()
+        .until("step 20")
+        .timeout(Duration::from_millis(30_000));
     let tail = pty.tail(&owner, &id, follow).await.unwrap();
     assert_eq!(tail.settled_by, Some(SettleReason::Match));
     assert!(
@@ -219,7 +223,9 @@ async fn a_waiting_tail_follows_a_20_step_job_in_one_call() {
     let expected: String = (1..=20).map(|i| format!("step {i}\n")).collect();
     assert_eq!(all, expected, "every step once, across the two reads");
     // The job has ended: a wait ends at once, on exit.
-    let again = TailRequest::new().until("step 21").timeout_ms(30_000);
+    let again = TailRequest::new()
+        .until("step 21")
+        .timeout(Duration::from_millis(30_000));
     let tail = pty.tail(&owner, &id, again).await.unwrap();
     assert_eq!(tail.settled_by, Some(SettleReason::Exit));
     pty.shutdown().await;
@@ -236,8 +242,8 @@ async fn a_cancelled_waiting_tail_is_cancelled_and_keeps_the_output() {
     let cancel = pty_session::CancellationToken::new();
     let endless = TailRequest::new()
         .settle(pty_session::Settle::Quiet)
-        .quiet_ms(600_000)
-        .timeout_ms(600_000)
+        .quiet(Duration::from_millis(600_000))
+        .timeout(Duration::from_millis(600_000))
         .cancel_on(cancel.clone());
     let start = std::time::Instant::now();
     let canceller = async {

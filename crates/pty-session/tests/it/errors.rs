@@ -21,8 +21,8 @@ async fn invalid_open_arguments() {
         OpenRequest::new("true").env("", "x"),
         OpenRequest::new("true").cols(0),
         OpenRequest::new("true").rows(5000),
-        OpenRequest::new("true").timeout_ms(600_001),
-        OpenRequest::new("true").quiet_ms(0),
+        OpenRequest::new("true").timeout(Duration::from_millis(600_001)),
+        OpenRequest::new("true").quiet(Duration::from_millis(0)),
         OpenRequest::new("true").until("("),
     ];
     for request in cases {
@@ -69,7 +69,7 @@ async fn a_program_that_never_reads_gets_write_timeout_and_others_keep_answering
         &owner,
         OpenRequest::new(r#"while [ ! -e "$GO" ]; do sleep 0.05; done; exec cat >/dev/null"#)
             .env("GO", go.to_str().unwrap())
-            .timeout_ms(300),
+            .timeout(Duration::from_millis(300)),
     )
     .await;
     assert_eq!(stuck.settled_by, pty_session::SettleReason::Timeout);
@@ -81,7 +81,7 @@ async fn a_program_that_never_reads_gets_write_timeout_and_others_keep_answering
         pty.send(
             &owner,
             &stuck.session_id,
-            SendRequest::new(flood.clone()).timeout_ms(1500)
+            SendRequest::new(flood.clone()).timeout(Duration::from_millis(1500))
         ),
         async {
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -113,7 +113,9 @@ async fn a_program_that_never_reads_gets_write_timeout_and_others_keep_answering
         .send(
             &owner,
             &stuck.session_id,
-            SendRequest::new("\u{3}").submit(false).timeout_ms(30_000),
+            SendRequest::new("\u{3}")
+                .submit(false)
+                .timeout(Duration::from_millis(30_000)),
         )
         .await
         .unwrap();
@@ -183,7 +185,7 @@ async fn cancelled_open_closes_the_new_session() {
             &owner,
             OpenRequest::new("sleep 30")
                 .settle(Settle::Quiet)
-                .quiet_ms(60_000),
+                .quiet(Duration::from_millis(60_000)),
             &cancel,
         ),
         async {

@@ -32,7 +32,7 @@ async fn a_gigabyte_of_output_keeps_memory_bounded_and_delivers_the_final_line()
         &pty,
         &owner,
         OpenRequest::new("head -c 805306368 /dev/zero | base64 -w 76; echo THE-END")
-            .timeout_ms(600_000),
+            .timeout(Duration::from_millis(600_000)),
     )
     .await;
     let took = start.elapsed();

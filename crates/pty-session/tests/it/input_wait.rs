@@ -107,7 +107,7 @@ impl Repo {
             .cwd(self.path())
             .env("HOME", self.home())
             .env("GIT_CONFIG_NOSYSTEM", "1")
-            .timeout_ms(20_000)
+            .timeout(Duration::from_millis(20_000))
     }
 }
 
@@ -233,7 +233,7 @@ async fn man_with_a_pager_of_cat_settles_by_exit_with_the_whole_page() {
                 .env("MANWIDTH", "80")
                 .lines(100_000)
                 .max_bytes(1024 * 1024)
-                .timeout_ms(30_000),
+                .timeout(Duration::from_millis(30_000)),
         )
         .await;
         let text = &opened.initial_output.text;
@@ -274,7 +274,12 @@ async fn python_capturing_a_child_settles_by_input_after_the_child() {
                 input('your turn> ')\n";
     let command = format!("{} -c {}", quote_word(&python3()), quote_word(code));
     let start = Instant::now();
-    let opened = open(&pty, &owner, OpenRequest::new(command).timeout_ms(20_000)).await;
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new(command).timeout(Duration::from_millis(20_000)),
+    )
+    .await;
     let took = start.elapsed();
     let seen = format!("{} after {took:?}", opened_shows(&opened));
     assert_eq!(
@@ -303,7 +308,12 @@ async fn python_capturing_a_child_then_exiting_settles_by_exit_with_the_output()
                 print('captured:', r.stdout.strip())\n";
     let command = format!("{} -c {}", quote_word(&python3()), quote_word(code));
     let start = Instant::now();
-    let opened = open(&pty, &owner, OpenRequest::new(command).timeout_ms(20_000)).await;
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new(command).timeout(Duration::from_millis(20_000)),
+    )
+    .await;
     let took = start.elapsed();
     assert_eq!(
         (opened.settled_by, opened.initial_output.text.as_str()),
@@ -344,8 +354,8 @@ async fn node_exec_of_a_child_settles_only_with_its_output() {
         // can tell then, so the quiet period must outlast the child, also on a loaded
         // machine (1 of 20 runs beside two busy loops took over 1.5 s).
         OpenRequest::new(format!("node -e {}", quote_word(code)))
-            .quiet_ms(5000)
-            .timeout_ms(20_000),
+            .quiet(Duration::from_millis(5000))
+            .timeout(Duration::from_millis(20_000)),
     )
     .await;
     let took = start.elapsed();
@@ -373,7 +383,8 @@ async fn node_exec_of_a_child_then_exiting_settles_by_exit_with_the_output() {
     let opened = open(
         &pty,
         &owner,
-        OpenRequest::new(format!("node -e {}", quote_word(code))).timeout_ms(20_000),
+        OpenRequest::new(format!("node -e {}", quote_word(code)))
+            .timeout(Duration::from_millis(20_000)),
     )
     .await;
     let took = start.elapsed();
@@ -452,7 +463,8 @@ async fn curl_of_a_slow_download_settles_by_exit_with_the_whole_body() {
     let opened = open(
         &pty,
         &owner,
-        OpenRequest::new(format!("curl -s http://127.0.0.1:{port}/")).timeout_ms(20_000),
+        OpenRequest::new(format!("curl -s http://127.0.0.1:{port}/"))
+            .timeout(Duration::from_millis(20_000)),
     )
     .await;
     let took = start.elapsed();
@@ -493,8 +505,8 @@ async fn vim_quit_settles_by_exit_in_its_own_reply() {
         &owner,
         OpenRequest::new(format!("vim -u NONE -N {path}"))
             .settle(Settle::Quiet)
-            .quiet_ms(1_000)
-            .timeout_ms(15_000),
+            .quiet(Duration::from_millis(1_000))
+            .timeout(Duration::from_millis(15_000)),
     )
     .await;
     assert!(
@@ -506,7 +518,7 @@ async fn vim_quit_settles_by_exit_in_its_own_reply() {
         &pty,
         &owner,
         &opened.session_id,
-        SendRequest::keys([":q", "Enter"]).timeout_ms(15_000),
+        SendRequest::keys([":q", "Enter"]).timeout(Duration::from_millis(15_000)),
     )
     .await;
     assert_eq!(
@@ -533,7 +545,7 @@ async fn vim_write_settles_by_input_with_the_new_status_line() {
     let opened = open(
         &pty,
         &owner,
-        OpenRequest::new(format!("vim -u NONE -N {path}")).timeout_ms(15_000),
+        OpenRequest::new(format!("vim -u NONE -N {path}")).timeout(Duration::from_millis(15_000)),
     )
     .await;
     let screen = screen_text(&opened.screen);
@@ -546,7 +558,7 @@ async fn vim_write_settles_by_input_with_the_new_status_line() {
         &pty,
         &owner,
         &opened.session_id,
-        SendRequest::keys([":w", "Enter"]).timeout_ms(15_000),
+        SendRequest::keys([":w", "Enter"]).timeout(Duration::from_millis(15_000)),
     )
     .await;
     let screen = sent.screen.as_ref().map(|screen| screen.lines.clone());
@@ -578,7 +590,7 @@ async fn a_busy_job_in_the_foreground_group_is_not_input_wait() {
         let opened = open(
             &pty,
             &owner,
-            OpenRequest::new("yes > /dev/null & exec cat").timeout_ms(2_500),
+            OpenRequest::new("yes > /dev/null & exec cat").timeout(Duration::from_millis(2_500)),
         )
         .await;
         seen.push((opened.settled_by, start.elapsed()));
@@ -612,7 +624,12 @@ async fn sqlite3_bc_and_pdb_settle_by_input_on_their_prompts() {
     ];
     for (command, prompt, data) in cases {
         require(command.split_whitespace().next().unwrap());
-        let opened = open(&pty, &owner, OpenRequest::new(&command).timeout_ms(20_000)).await;
+        let opened = open(
+            &pty,
+            &owner,
+            OpenRequest::new(&command).timeout(Duration::from_millis(20_000)),
+        )
+        .await;
         assert_eq!(
             (opened.settled_by, opened.pending.as_str()),
             (SettleReason::Input, prompt),

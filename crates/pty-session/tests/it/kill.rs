@@ -2,7 +2,9 @@
 
 use std::time::{Duration, Instant};
 
-use pty_session::{Config, OpenRequest, Owner, PtyService, SendRequest};
+use pty_session::{
+    Config, OpenRequest, OwnedSession, Owner, PtyService, SendRequest, Status, TailRequest,
+};
 
 use crate::support::*;
 
@@ -108,7 +110,12 @@ async fn plain_close_is_quick() {
 async fn dropping_the_service_kills_its_sessions() {
     let pty = PtyService::new(Config::default());
     let owner = Owner::new("t");
-    let opened = open(&pty, &owner, OpenRequest::new("sleep 1000").timeout_ms(200)).await;
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new("sleep 1000").timeout(Duration::from_millis(200)),
+    )
+    .await;
     let pid = opened.pid as i32;
     assert!(alive(pid));
     let spawner = spawner_of(pid);
@@ -197,4 +204,33 @@ async fn a_fork_of_200_children_is_closed() {
         .filter(|&pid| alive(pid))
         .collect();
     assert!(survivors.is_empty(), "{} survivors", survivors.len());
+}
+
+/// A driver that holds its session as an `OwnedSession` leaves nothing behind when it is
+/// dropped; one that closes it first closes it once.
+#[tokio::test]
+async fn an_owned_session_is_closed_when_dropped() {
+    let (pty, owner) = service();
+    let opened = open(&pty, &owner, OpenRequest::new("cat")).await;
+    let session = OwnedSession::new(&pty, owner.clone(), opened.session_id.clone());
+    let tail = session.tail(TailRequest::everything()).await.unwrap();
+    assert_eq!(tail.status, Status::Running);
+    drop(session);
+    eventually(
+        "the dropped session's process to be gone",
+        Duration::from_secs(10),
+        || !alive(opened.pid) && pty.sessions(&owner).is_empty(),
+    )
+    .await;
+
+    let opened = open(&pty, &owner, OpenRequest::new("cat")).await;
+    let mut session = OwnedSession::new(&pty, owner.clone(), opened.session_id.clone());
+    assert!(!session.is_closed());
+    session.close().await;
+    assert!(session.is_closed());
+    assert!(!alive(opened.pid), "close waits until the tree is reaped");
+    assert!(pty.sessions(&owner).is_empty());
+    session.close().await;
+    let err = session.tail(None).await.unwrap_err();
+    assert_eq!(err.code(), "UNKNOWN_SESSION");
 }

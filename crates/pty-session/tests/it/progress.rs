@@ -21,7 +21,7 @@ async fn a_three_second_wait_reports_the_newest_lines_a_few_times_a_second() {
     let sink = reports.clone();
     let follow = TailRequest::new()
         .until("tick 6")
-        .timeout_ms(30_000)
+        .timeout(Duration::from_millis(30_000))
         .on_progress(move |report| sink.lock().unwrap().push(report));
     let tail = pty.tail(&owner, &opened.session_id, follow).await.unwrap();
     assert_eq!(tail.settled_by, Some(SettleReason::Match));
@@ -39,7 +39,7 @@ async fn a_three_second_wait_reports_the_newest_lines_a_few_times_a_second() {
     assert!(numbers.windows(2).all(|w| w[0] < w[1]), "{numbers:?}");
 
     let quick = TailRequest::new()
-        .timeout_ms(100)
+        .timeout(Duration::from_millis(100))
         .on_progress(|report| panic!("{report:?}"));
     pty.tail(&owner, &opened.session_id, quick).await.unwrap();
     pty.shutdown().await;

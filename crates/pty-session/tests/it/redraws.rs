@@ -53,7 +53,7 @@ async fn two_bars_read_mid_way_keep_what_was_delivered() {
     let opened = open(
         &pty,
         &owner,
-        OpenRequest::new(two_bars(true)).timeout_ms(15_000),
+        OpenRequest::new(two_bars(true)).timeout(Duration::from_millis(15_000)),
     )
     .await;
     let id = &opened.session_id;
@@ -63,7 +63,11 @@ async fn two_bars_read_mid_way_keep_what_was_delivered() {
         "{opened:?}"
     );
     let sent = pty
-        .send(&owner, id, SendRequest::new("").timeout_ms(15_000))
+        .send(
+            &owner,
+            id,
+            SendRequest::new("").timeout(Duration::from_millis(15_000)),
+        )
         .await
         .unwrap();
     // The rows read stay as they were; their redraws come as last drawn.
@@ -121,7 +125,7 @@ async fn top_on_the_main_screen_reads_as_one_frame_per_reply() {
     let opened = open(
         &pty,
         &owner,
-        OpenRequest::new("top -d 0.3").timeout_ms(15_000),
+        OpenRequest::new("top -d 0.3").timeout(Duration::from_millis(15_000)),
     )
     .await;
     let id = &opened.session_id;
@@ -138,7 +142,11 @@ async fn top_on_the_main_screen_reads_as_one_frame_per_reply() {
     let screen = pty.screen(&owner, id).unwrap();
     assert!(top_line(&screen).starts_with("top - "), "{}", screen.text());
     let sent = pty
-        .send(&owner, id, SendRequest::keys(["q"]).timeout_ms(15_000))
+        .send(
+            &owner,
+            id,
+            SendRequest::keys(["q"]).timeout(Duration::from_millis(15_000)),
+        )
         .await
         .unwrap();
     one_frame_at_most(&sent.delta.text);

@@ -22,7 +22,7 @@ async fn run_in(pty: &PtyService, sandbox: Sandbox, dir: &TempDir, script: &str)
         .env("TMPDIR", tmp.to_str().unwrap())
         .env("PY", python3())
         .sandbox(sandbox)
-        .timeout_ms(30_000);
+        .timeout(Duration::from_millis(30_000));
     let opened = open(pty, &Owner::new("test"), request).await;
     assert_eq!(opened.settled_by, SettleReason::Exit, "{opened:?}");
     assert_eq!(opened.sandbox, sandbox);
@@ -298,7 +298,7 @@ async fn repls_settle_in_a_sandbox_as_outside() {
                 .cwd(&dir.0)
                 .env("PS1", "$ ")
                 .sandbox(Sandbox::Workspace)
-                .timeout_ms(20_000),
+                .timeout(Duration::from_millis(20_000)),
         )
         .await;
         assert_eq!(
@@ -310,7 +310,7 @@ async fn repls_settle_in_a_sandbox_as_outside() {
             .send(
                 &owner,
                 &opened.session_id,
-                SendRequest::new(input).timeout_ms(20_000),
+                SendRequest::new(input).timeout(Duration::from_millis(20_000)),
             )
             .await
             .unwrap();
@@ -350,7 +350,7 @@ async fn vim_and_git_add_p_settle_in_a_sandbox() {
             .env("HOME", dir.0.to_str().unwrap())
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .sandbox(Sandbox::Workspace)
-            .timeout_ms(20_000)
+            .timeout(Duration::from_millis(20_000))
     };
     let opened = open(&pty, &owner, request("git add -p")).await;
     assert_eq!(opened.settled_by, SettleReason::Input, "{opened:?}");
@@ -359,7 +359,7 @@ async fn vim_and_git_add_p_settle_in_a_sandbox() {
         .send(
             &owner,
             &opened.session_id,
-            SendRequest::new("y").timeout_ms(20_000),
+            SendRequest::new("y").timeout(Duration::from_millis(20_000)),
         )
         .await
         .unwrap();
@@ -374,7 +374,8 @@ async fn vim_and_git_add_p_settle_in_a_sandbox() {
         .send(
             &owner,
             &opened.session_id,
-            SendRequest::keys(["ione more ", "Escape", ":wq", "Enter"]).timeout_ms(20_000),
+            SendRequest::keys(["ione more ", "Escape", ":wq", "Enter"])
+                .timeout(Duration::from_millis(20_000)),
         )
         .await
         .unwrap();

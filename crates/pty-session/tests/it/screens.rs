@@ -1,6 +1,8 @@
 //! Full-screen programs on real PTYs: the screen in replies and from `screen`, named keys,
 //! resize, and the alternate screen's end after a full reset.
 
+use std::time::Duration;
+
 use pty_session::{OpenRequest, Position, Screen, SendRequest, Sent, Settle, Status};
 
 use crate::support::*;
@@ -14,7 +16,7 @@ async fn press(
     id: &pty_session::SessionId,
     keys: &[&str],
 ) -> Sent {
-    let request = SendRequest::keys(keys.iter().copied()).timeout_ms(15_000);
+    let request = SendRequest::keys(keys.iter().copied()).timeout(Duration::from_millis(15_000));
     match pty.send(owner, id, request).await {
         Ok(sent) => sent,
         Err(err) => panic!("pressing {keys:?} failed: {err}"),
@@ -44,7 +46,7 @@ async fn vim_edits_a_file_with_the_screen_in_every_reply() {
     let opened = open(
         &pty,
         &owner,
-        OpenRequest::new(format!("vim --clean {path}")).timeout_ms(15_000),
+        OpenRequest::new(format!("vim --clean {path}")).timeout(Duration::from_millis(15_000)),
     )
     .await;
     let id = &opened.session_id;
@@ -104,7 +106,7 @@ async fn a_killed_vim_leaves_the_alternate_screen_at_reset() {
         .send(
             &owner,
             id,
-            SendRequest::new("vim --clean").timeout_ms(15_000),
+            SendRequest::new("vim --clean").timeout(Duration::from_millis(15_000)),
         )
         .await
         .unwrap();
@@ -117,7 +119,9 @@ async fn a_killed_vim_leaves_the_alternate_screen_at_reset() {
         .send(
             &owner,
             id,
-            SendRequest::new("").submit(false).timeout_ms(5_000),
+            SendRequest::new("")
+                .submit(false)
+                .timeout(Duration::from_millis(5_000)),
         )
         .await
         .unwrap();
@@ -126,7 +130,7 @@ async fn a_killed_vim_leaves_the_alternate_screen_at_reset() {
         .send(
             &owner,
             id,
-            SendRequest::new("reset; echo after-reset").timeout_ms(15_000),
+            SendRequest::new("reset; echo after-reset").timeout(Duration::from_millis(15_000)),
         )
         .await
         .unwrap();
@@ -185,7 +189,7 @@ async fn htop_shows_its_header_and_processes_and_quits_on_f10() {
     let request = OpenRequest::new("htop")
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home)
-        .timeout_ms(15_000);
+        .timeout(Duration::from_millis(15_000));
     let opened = open(&pty, &owner, request).await;
     let screen = opened
         .screen
@@ -241,7 +245,7 @@ async fn git_commit_with_vim_as_the_editor() {
         OpenRequest::new("git -c user.name=Agent -c user.email=agent@example.com commit")
             .cwd(&dir.0)
             .env("EDITOR", "vim --clean")
-            .timeout_ms(15_000),
+            .timeout(Duration::from_millis(15_000)),
     )
     .await;
     let screen = opened.screen.as_ref().expect("the editor's screen");
@@ -314,7 +318,7 @@ async fn nano_types_writes_and_exits() {
     let opened = open(
         &pty,
         &owner,
-        OpenRequest::new(format!("nano {path}")).timeout_ms(15_000),
+        OpenRequest::new(format!("nano {path}")).timeout(Duration::from_millis(15_000)),
     )
     .await;
     let id = &opened.session_id;

@@ -70,7 +70,9 @@ async fn until_ignores_output_from_before_the_send() {
         .send(
             &owner,
             &opened.session_id,
-            SendRequest::new("x").until("MARK").timeout_ms(1000),
+            SendRequest::new("x")
+                .until("MARK")
+                .timeout(Duration::from_millis(1000)),
         )
         .await
         .unwrap();
@@ -87,7 +89,7 @@ async fn settle_by_quiet_in_quiet_mode() {
         &owner,
         OpenRequest::new("echo a; sleep 30")
             .settle(Settle::Quiet)
-            .quiet_ms(200),
+            .quiet(Duration::from_millis(200)),
     )
     .await;
     assert_eq!(opened.settled_by, SettleReason::Quiet);
@@ -99,7 +101,12 @@ async fn settle_by_quiet_in_quiet_mode() {
 async fn settle_by_timeout() {
     let (pty, owner) = service();
     let start = Instant::now();
-    let opened = open(&pty, &owner, OpenRequest::new("sleep 30").timeout_ms(300)).await;
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new("sleep 30").timeout(Duration::from_millis(300)),
+    )
+    .await;
     assert_eq!(opened.settled_by, SettleReason::Timeout);
     let elapsed = start.elapsed();
     assert!(
@@ -179,7 +186,7 @@ async fn repls_settle_by_input_wait() {
             &owner,
             OpenRequest::new(&command)
                 .env("PS1", "$ ")
-                .timeout_ms(20_000),
+                .timeout(Duration::from_millis(20_000)),
         )
         .await;
         assert_eq!(

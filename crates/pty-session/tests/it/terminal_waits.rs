@@ -66,7 +66,12 @@ fn require(program: &str) {
 async fn node_awaiting_a_timer_gets_its_value_in_the_same_reply() {
     require("node");
     let (pty, owner) = service();
-    let opened = open(&pty, &owner, OpenRequest::new("node").timeout_ms(20_000)).await;
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new("node").timeout(Duration::from_millis(20_000)),
+    )
+    .await;
     assert_eq!(
         (opened.settled_by, opened.pending.as_str()),
         (SettleReason::Input, "> "),
@@ -101,13 +106,18 @@ async fn node_dot_exit_settles_by_exit() {
     require("node");
     let (pty, owner) = service();
     for attempt in 1..=3 {
-        let opened = open(&pty, &owner, OpenRequest::new("node").timeout_ms(20_000)).await;
+        let opened = open(
+            &pty,
+            &owner,
+            OpenRequest::new("node").timeout(Duration::from_millis(20_000)),
+        )
+        .await;
         assert_eq!(opened.settled_by, SettleReason::Input, "attempt {attempt}");
         let (sent, took) = timed_send(
             &pty,
             &owner,
             &opened.session_id,
-            SendRequest::new(".exit").timeout_ms(20_000),
+            SendRequest::new(".exit").timeout(Duration::from_millis(20_000)),
         )
         .await;
         assert_eq!(
@@ -129,7 +139,7 @@ async fn node_dot_exit_settles_by_exit() {
 #[tokio::test]
 async fn bash_read_with_a_timeout_returns_its_code_in_the_same_reply() {
     let (pty, owner) = service();
-    let opened = open(&pty, &owner, bash().timeout_ms(20_000)).await;
+    let opened = open(&pty, &owner, bash().timeout(Duration::from_millis(20_000))).await;
     assert_eq!(opened.settled_by, SettleReason::Input);
     let id = &opened.session_id;
     let (sent, took) = timed_send(
@@ -183,7 +193,12 @@ input("next> ")
     let (pty, owner) = service();
     for attempt in 1..=3 {
         let command = format!("{} -c {}", quote_word(&python3()), quote_word(code));
-        let opened = open(&pty, &owner, OpenRequest::new(command).timeout_ms(20_000)).await;
+        let opened = open(
+            &pty,
+            &owner,
+            OpenRequest::new(command).timeout(Duration::from_millis(20_000)),
+        )
+        .await;
         let seen = format!("attempt {attempt}: {}", opened_shows(&opened));
         assert_eq!(
             (opened.settled_by, opened.pending.as_str()),
@@ -207,7 +222,12 @@ async fn getpass_settles_by_input_at_its_prompt() {
     let (pty, owner) = service();
     let command = format!("{} -c {}", quote_word(&python3()), quote_word(code));
     let start = Instant::now();
-    let opened = open(&pty, &owner, OpenRequest::new(command).timeout_ms(20_000)).await;
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new(command).timeout(Duration::from_millis(20_000)),
+    )
+    .await;
     let took = start.elapsed();
     assert_eq!(
         (opened.settled_by, opened.pending.as_str()),
@@ -237,7 +257,7 @@ async fn getpass_settles_by_input_at_its_prompt() {
 #[tokio::test]
 async fn read_from_dev_tty_settles_by_input() {
     let (pty, owner) = service();
-    let opened = open(&pty, &owner, bash().timeout_ms(20_000)).await;
+    let opened = open(&pty, &owner, bash().timeout(Duration::from_millis(20_000))).await;
     let id = &opened.session_id;
     let (sent, took) = timed_send(
         &pty,
@@ -277,7 +297,12 @@ async fn ssh_keygen_passphrase_prompts_settle_by_input() {
         quote_word(key.to_str().unwrap())
     );
     let start = Instant::now();
-    let opened = open(&pty, &owner, OpenRequest::new(command).timeout_ms(20_000)).await;
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new(command).timeout(Duration::from_millis(20_000)),
+    )
+    .await;
     let took = start.elapsed();
     let seen = format!("{} after {took:?}", opened_shows(&opened));
     assert_eq!(opened.settled_by, SettleReason::Input, "{seen}");
@@ -313,7 +338,7 @@ async fn fzf_settles_by_input_after_each_key() {
         &owner,
         OpenRequest::new("seq 100 | fzf --no-mouse")
             .env("TERM", "xterm-256color")
-            .timeout_ms(20_000),
+            .timeout(Duration::from_millis(20_000)),
     )
     .await;
     let screen = |s: &Option<pty_session::Screen>| s.as_ref().map(|s| s.text()).unwrap_or_default();
@@ -359,7 +384,7 @@ async fn mc_settles_by_input_after_each_key() {
             .env("HOME", home.0.to_str().unwrap())
             .env("SHELL", "/bin/bash")
             .cwd(home.0.clone())
-            .timeout_ms(20_000),
+            .timeout(Duration::from_millis(20_000)),
     )
     .await;
     let screen = |s: &Option<pty_session::Screen>| s.as_ref().map(|s| s.text()).unwrap_or_default();
@@ -395,7 +420,7 @@ async fn measure_round_trips_settled_by_input() {
         ("node", OpenRequest::new("node"), "6*7"),
     ];
     for (what, request, data) in cases {
-        let opened = open(&pty, &owner, request.timeout_ms(20_000)).await;
+        let opened = open(&pty, &owner, request.timeout(Duration::from_millis(20_000))).await;
         let mut samples = Vec::new();
         for _ in 0..60 {
             let (sent, took) =
