@@ -466,3 +466,139 @@ async fn a_sandboxed_session_cannot_reach_the_background_server() {
     assert!(stopped, "{said}");
     assert!(runtime.servers().is_empty());
 }
+
+/// Whether a `pty-session serve` (or anything) listens at the default address, which
+/// plain `ls` and `attach` also ask.
+fn default_serve_listens() -> bool {
+    std::net::TcpStream::connect("127.0.0.1:7717").is_ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ls_and_attach_reach_the_background_servers_sessions() {
+    use crate::people::{Terminal, assert_same_modes};
+    use rustix::termios::LocalModes;
+
+    let runtime = Runtime::new("attach");
+    let serve_too = default_serve_listens();
+    // Nothing runs yet: `ls` says so, and fails.
+    let (listed, said) = runtime.run(&["ls", "--persist"]).await;
+    assert!(!listed && said.contains("no background server"), "{said}");
+    if !serve_too {
+        let (listed, said) = runtime.run(&["ls"]).await;
+        assert!(
+            !listed && said.contains("no server runs") && said.contains("127.0.0.1:7717"),
+            "{said}"
+        );
+    }
+
+    let project = runtime.project("project");
+    let client = runtime.client(&project, &[]).await;
+    let (id, pid) = crate::support::open(&client.client, json!({"command": "python3 -q"})).await;
+    // `ls` lists it, marked as the background server's, with its owner.
+    let plain: &[&str] = &["ls"];
+    for args in [plain, &["ls", "--persist"]] {
+        let (listed, text) = runtime.run(args).await;
+        if serve_too && args == plain {
+            eprintln!("NOTE: something listens on 127.0.0.1:7717; plain `ls` may fail there");
+        } else {
+            assert!(listed, "{args:?}: {text}");
+        }
+        assert!(
+            text.lines().any(|l| l.starts_with(&id)
+                && l.contains(" >>> ")
+                && l.contains("persist:")
+                && l.contains("/project ")
+                && l.ends_with("python3 -q")),
+            "{args:?}: {text}"
+        );
+    }
+
+    // `attach ID` finds it: output, keys, the window, and detach.
+    let mut terminal = Terminal::open(100, 30);
+    let before = terminal.modes();
+    let mut attach = terminal.spawn(runtime.command(&["attach", &id]));
+    terminal.wait_for("the prompt", ">>> ").await;
+    terminal.wait_for("the detach key", "Ctrl-] detaches").await;
+    assert!(
+        !terminal
+            .modes()
+            .local_modes
+            .intersects(LocalModes::ICANON | LocalModes::ECHO),
+        "raw mode"
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let screen = call(&client.client, "pty_screen", json!({"id": id})).await;
+        if ok(&screen)["cols"] == 100 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the session never took the person's window"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    terminal.type_keys(b"6*7\r");
+    terminal.wait_for("the answer", "42\r\n").await;
+    terminal.type_keys(&[0x1d]);
+    assert!(
+        crate::support::exit_success(&mut attach).await,
+        "attach exits 0 on detach"
+    );
+    terminal.wait_for("the detach note", "keeps running").await;
+    assert_same_modes(&before, &terminal.modes());
+    let tail = call(&client.client, "pty_tail", json!({"id": id})).await;
+    assert!(
+        ok(&tail)["text"].as_str().unwrap().contains("6*7\n42\n"),
+        "the agent sees the echoed line and the answer: {tail:?}"
+    );
+
+    // A session nobody holds: a clear error, the terminal untouched.
+    let mut missing = terminal.spawn(runtime.command(&["attach", "--persist", "nosuchid"]));
+    assert!(!crate::support::exit_success(&mut missing).await);
+    terminal
+        .wait_for(
+            "the refusal",
+            "NOT_FOUND: the background server has no session nosuchid",
+        )
+        .await;
+    if !serve_too {
+        let mut missing = terminal.spawn(runtime.command(&["attach", "nosuchid2"]));
+        assert!(!crate::support::exit_success(&mut missing).await);
+        terminal
+            .wait_for(
+                "where it looked",
+                "has no session nosuchid2, and no `pty-session serve` listens at 127.0.0.1:7717",
+            )
+            .await;
+    }
+    assert_same_modes(&before, &terminal.modes());
+
+    // Attached while the server stops: attach ends, the terminal is back, nothing is left.
+    let seen = terminal.text().len();
+    let mut attach = terminal.spawn(runtime.command(&["attach", "--persist", &id]));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !terminal.text()[seen..].contains("Ctrl-] detaches") {
+        assert!(
+            Instant::now() < deadline,
+            "no second attach: {}",
+            terminal.text()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let servers = runtime.servers();
+    let (stopped, said) = runtime.run(&["stop"]).await;
+    assert!(stopped, "{said}");
+    assert!(
+        crate::support::exit_success(&mut attach).await,
+        "attach exits 0 when the server goes"
+    );
+    terminal
+        .wait_for("the note", "the server closed the connection")
+        .await;
+    assert_same_modes(&before, &terminal.modes());
+    assert!(!alive(pid), "stop closed the session");
+    assert!(servers.iter().all(|&server| !alive(server)));
+    drop(client);
+    terminal.close();
+}
