@@ -602,3 +602,45 @@ async fn ls_and_attach_reach_the_background_servers_sessions() {
     drop(client);
     terminal.close();
 }
+
+/// A client that comes while the background server is on its way out (its socket gone,
+/// its lock still held, here for a second by a connection that never said what it
+/// wants) starts a new server and goes on, rather than waiting for a socket that never
+/// comes.
+#[tokio::test]
+async fn a_client_that_comes_while_the_server_exits_starts_a_new_one() {
+    let runtime = Runtime::new("exiting");
+    let project = runtime.project("project");
+    let first = runtime.client(&project, &[]).await;
+    let (_, pid) = crate::support::open(
+        &first.client,
+        json!({"command": "sleep 308", "settle": "none"}),
+    )
+    .await;
+    let servers = runtime.servers();
+    assert_eq!(servers.len(), 1);
+    let socket = runtime.dir().join("persist.sock");
+    // Silent: the stopping server waits for it (a second) before it exits.
+    let silent = tokio::net::UnixStream::connect(&socket).await.unwrap();
+    let mut stop = runtime.command(&["stop"]).spawn().unwrap();
+    eventually("the socket to go", || !socket.exists()).await;
+    assert!(alive(servers[0]), "the old server still holds its lock");
+    let started = Instant::now();
+    let second = runtime.client(&project, &[]).await;
+    let listed = sessions(&call(&second.client, "pty_list", json!({})).await);
+    assert!(listed.is_empty(), "a new server: {listed:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the client went on at once, not after its start timeout: {:?}",
+        started.elapsed()
+    );
+    assert!(stop.wait().await.unwrap().success());
+    assert!(!alive(pid) && !alive(servers[0]));
+    let now = runtime.servers();
+    assert!(
+        now.len() == 1 && now[0] != servers[0],
+        "one new server: {now:?} (the old one was {})",
+        servers[0]
+    );
+    drop((silent, first, second));
+}
