@@ -15,30 +15,30 @@ use crate::support::{
 };
 
 /// A test's runtime directory; dropping it stops its background server.
-struct Runtime {
+pub(crate) struct Runtime {
     root: PathBuf,
 }
 
 impl Runtime {
-    fn new(name: &str) -> Runtime {
+    pub(crate) fn new(name: &str) -> Runtime {
         Runtime {
             root: scratch(&format!("persist-{name}")),
         }
     }
 
-    fn dir(&self) -> PathBuf {
+    pub(crate) fn dir(&self) -> PathBuf {
         self.root.join("pty-session")
     }
 
     /// A project directory (the default owner).
-    fn project(&self, name: &str) -> PathBuf {
+    pub(crate) fn project(&self, name: &str) -> PathBuf {
         let dir = self.root.join(name);
         std::fs::create_dir_all(&dir).unwrap();
         dir
     }
 
     /// `pty-session ARGS` in this runtime directory.
-    fn command(&self, args: &[&str]) -> Command {
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(BIN);
         command
             .args(args)
@@ -48,14 +48,14 @@ impl Runtime {
     }
 
     /// `pty-session mcp --persist ARGS` in `cwd`, with an MCP client on it.
-    async fn client(&self, cwd: &Path, args: &[&str]) -> StdioServer {
+    pub(crate) async fn client(&self, cwd: &Path, args: &[&str]) -> StdioServer {
         let mut command = self.command(&["mcp", "--persist"]);
         command.args(args).current_dir(cwd);
         stdio_server_from(command).await
     }
 
     /// What `pty-session ARGS` prints, and whether it succeeded.
-    async fn run(&self, args: &[&str]) -> (bool, String) {
+    pub(crate) async fn run(&self, args: &[&str]) -> (bool, String) {
         let output = self.command(args).output().await.unwrap();
         (
             output.status.success(),
@@ -65,7 +65,7 @@ impl Runtime {
     }
 
     /// The background servers of this runtime directory that run.
-    fn servers(&self) -> Vec<u32> {
+    pub(crate) fn servers(&self) -> Vec<u32> {
         let marker = format!("XDG_RUNTIME_DIR={}", self.root.display());
         std::fs::read_dir("/proc")
             .unwrap()
@@ -84,7 +84,7 @@ impl Runtime {
             .collect()
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self.dir().join("persist.log")).unwrap_or_default()
     }
 }
