@@ -11,9 +11,10 @@
 //! started at once one serves and the other exits, and a socket left by a dead server is
 //! replaced. A server on its way out (idle, or stopped) may still take a connection it
 //! never serves, or hold its lock a moment after its socket is gone: a client that gets
-//! no [`ACK`], or whose server exits without listening, starts a new one and goes on. The server closes an owner's sessions after `persistIdleSecs` without a call
-//! and exits `persistExitSecs` after its last session and client are gone. If it dies,
-//! its sessions die with it (the shims' rule).
+//! no [`ACK`], or whose server exits without listening, starts a new one and goes on.
+//! The server closes an owner's sessions after `persistIdleSecs` without a call and
+//! exits `persistExitSecs` after its last session and client are gone. If it dies, its
+//! sessions die with it (the shims' rule).
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::{
