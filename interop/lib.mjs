@@ -3,7 +3,7 @@
 // adapter ({ list(), call(name, args) }) that each client script provides.
 
 import { spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -244,4 +244,67 @@ export async function cancelled(label, c, server) {
     checkError(label, "a wait when the server stops", await waiting, "CANCELLED");
     await server.stop();
   });
+}
+
+/** Whether process `pid` runs (a zombie counts as gone). */
+function running(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(")") + 2));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `mcp --persist`: a session outlives the client process that opened it. `connect(options)`
+ * starts a stdio client of `pty-session mcp --persist` with the spawn options given (env,
+ * cwd) and returns `{ c, close }`. A private XDG_RUNTIME_DIR keeps the user's own
+ * background server out of it; `pty-session stop` ends it.
+ */
+export async function persisted(label, connect) {
+  const runtime = mkdtempSync(join(tmpdir(), "pty-session-interop-persist-"));
+  const project = mkdtempSync(join(tmpdir(), "pty-session-interop-project-"));
+  const env = { ...process.env, XDG_RUNTIME_DIR: runtime };
+  const options = { env, cwd: project };
+  const stop = () =>
+    new Promise((resolve) => {
+      const child = spawn(BIN, ["stop"], { env, stdio: ["ignore", "pipe", "pipe"] });
+      let said = "";
+      child.stdout.on("data", (chunk) => (said += chunk));
+      child.stderr.on("data", (chunk) => (said += chunk));
+      child.on("exit", (code) => resolve({ code, said }));
+    });
+  try {
+    await step(`${label}: --persist`, async () => {
+      const first = await connect(options);
+      const opened = await first.c.call("pty_open", { command: "python3 -q" });
+      const id = opened.structured?.sessionId;
+      const pid = opened.structured?.pid;
+      const sent = await first.c.call("pty_send", { id, data: "x = 41" });
+      check(`${label} --persist: python3 opened and x = 41 sent`, !sent.isError && sent.structured.pending === ">>> ", sent);
+      await first.close();
+      check(`${label} --persist: the session outlives its client`, running(pid), pid);
+
+      const second = await connect(options);
+      const listed = await second.c.call("pty_list", {});
+      check(
+        `${label} --persist: a new client in the same directory lists the session`,
+        !listed.isError && listed.structured.sessions.some((s) => s.id === id),
+        listed,
+      );
+      const answer = await second.c.call("pty_send", { id, data: "x + 1" });
+      check(`${label} --persist: x + 1 gives 42`, !answer.isError && answer.structured.delta.includes("42\n"), answer);
+      await second.close();
+      const stopped = await stop();
+      check(`${label} --persist: pty-session stop stops it`, stopped.code === 0, stopped.said);
+      const until = Date.now() + 10000;
+      while (running(pid) && Date.now() < until) await sleep(20);
+      check(`${label} --persist: no session process after stop`, !running(pid), pid);
+    });
+  } finally {
+    await stop();
+    rmSync(runtime, { recursive: true, force: true });
+    rmSync(project, { recursive: true, force: true });
+  }
 }

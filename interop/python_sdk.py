@@ -165,6 +165,57 @@ async def cancelled(label, c, server):
     check_error(label, "a wait when the server stops", await waiting, "CANCELLED")
 
 
+def running(pid):
+    """Whether process `pid` runs (a zombie counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] not in "ZX"
+
+
+async def persisted(label, connect):
+    """`mcp --persist`: a session outlives the client process that opened it. `connect(env,
+    cwd)` is an async context manager of an Adapter on a stdio client of `pty-session mcp
+    --persist`. A private XDG_RUNTIME_DIR keeps the user's own background server out of
+    it; `pty-session stop` ends it."""
+    import shutil
+    runtime = tempfile.mkdtemp(prefix="pty-session-interop-persist-")
+    project = tempfile.mkdtemp(prefix="pty-session-interop-project-")
+    env = {**os.environ, "XDG_RUNTIME_DIR": runtime}
+
+    def stop():
+        return subprocess.run([BIN, "stop"], env=env, capture_output=True, text=True, timeout=60)
+
+    label = f"{label} --persist"
+    try:
+        async with connect(env, project) as c:
+            r = await c.call("pty_open", {"command": "python3 -q"})
+            sid, pid = r["structured"]["sessionId"], r["structured"]["pid"]
+            r = await c.call("pty_send", {"id": sid, "data": "x = 41"})
+            check(f"{label}: python3 opened and x = 41 sent", not r["isError"] and r["structured"]["pending"] == ">>> ", r)
+        check(f"{label}: the session outlives its client", running(pid), pid)
+        async with connect(env, project) as c:
+            r = await c.call("pty_list", {})
+            check(f"{label}: a new client in the same directory lists the session",
+                  not r["isError"] and any(s["id"] == sid for s in r["structured"]["sessions"]), r)
+            r = await c.call("pty_send", {"id": sid, "data": "x + 1"})
+            check(f"{label}: x + 1 gives 42", not r["isError"] and "42\n" in r["structured"]["delta"], r)
+        stopped = stop()
+        check(f"{label}: pty-session stop stops it", stopped.returncode == 0, stopped.stdout + stopped.stderr)
+        until = time.monotonic() + 10
+        while running(pid) and time.monotonic() < until:
+            await asyncio.sleep(0.02)
+        check(f"{label}: no session process after stop", not running(pid), pid)
+    except Exception as err:  # a failed step, not a crash of the whole check
+        check(f"{label}: ran to the end", False, repr(err))
+    finally:
+        stop()
+        shutil.rmtree(runtime, ignore_errors=True)
+        shutil.rmtree(project, ignore_errors=True)
+
+
 @contextlib.contextmanager
 def http_server():
     with socket.socket() as s:
@@ -201,6 +252,16 @@ async def run_v1():
     stderr = errlog.read()
     check(f"{label}: the server wrote nothing on stderr", stderr == "", stderr)
 
+    @contextlib.asynccontextmanager
+    async def persist_client(env, cwd):
+        params = StdioServerParameters(command=BIN, args=["mcp", "--persist", *SERVER_ARGS], env=env, cwd=cwd)
+        async with stdio_client(params, errlog=errlog) as (r, w):
+            async with ClientSession(r, w) as s:
+                await s.initialize()
+                yield Adapter(s)
+
+    await persisted(label, persist_client)
+
     import httpx
     label = f"{NAME} http (legacy, Mcp-Session-Id)"
     with http_server() as (server, url):
@@ -227,6 +288,14 @@ async def run_v2():
         async with Client(StdioServerParameters(command=BIN, args=["mcp", *SERVER_ARGS]), mode=mode) as client:
             check(f"{label}: negotiated a protocol", True, client.protocol_version)
             await scenario(label, Adapter(client))
+
+    @contextlib.asynccontextmanager
+    async def persist_client(env, cwd):
+        params = StdioServerParameters(command=BIN, args=["mcp", "--persist", *SERVER_ARGS], env=env, cwd=cwd)
+        async with Client(params, mode="auto") as client:
+            yield Adapter(client)
+
+    await persisted(f"{NAME} stdio (auto)", persist_client)
     for mode, what in (("legacy", "legacy, Mcp-Session-Id"), ("auto", "2026-07-28, no session")):
         label = f"{NAME} http ({what})"
         with http_server() as (server, url):

@@ -4,7 +4,7 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import {
-  ALICE, BIN, BOB, SERVER_ARGS, cancelled, captureWarnings, check, finish, foreign, scenario, shape,
+  ALICE, BIN, BOB, SERVER_ARGS, cancelled, captureWarnings, check, finish, foreign, persisted, scenario, shape,
   startHttpServer, step, versionOf,
 } from "./lib.mjs";
 
@@ -61,5 +61,11 @@ for (const [mode, what] of [["legacy", "legacy, Mcp-Session-Id"], [{ pin: "2026-
     }
   });
 }
+
+await persisted(`${name} stdio`, async ({ env, cwd }) => {
+  const transport = new StdioClientTransport({ command: BIN, args: ["mcp", "--persist", ...SERVER_ARGS], env, cwd });
+  const client = await connect(transport, "auto");
+  return { c: adapter(client), close: () => client.close() };
+});
 
 finish();

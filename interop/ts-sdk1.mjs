@@ -5,7 +5,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
-  ALICE, BIN, BOB, SERVER_ARGS, cancelled, captureWarnings, check, finish, foreign, scenario, shape,
+  ALICE, BIN, BOB, SERVER_ARGS, cancelled, captureWarnings, check, finish, foreign, persisted, scenario, shape,
   startHttpServer, step, versionOf,
 } from "./lib.mjs";
 
@@ -51,6 +51,12 @@ await step(`${name} http`, async () => {
   } finally {
     await server.stop();
   }
+});
+
+await persisted(`${name} stdio`, async ({ env, cwd }) => {
+  const transport = new StdioClientTransport({ command: BIN, args: ["mcp", "--persist", ...SERVER_ARGS], env, cwd });
+  const client = await connect(transport);
+  return { c: adapter(client), close: () => client.close() };
 });
 
 finish();

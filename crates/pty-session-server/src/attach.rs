@@ -1,5 +1,10 @@
 //! `pty-session ls` and `pty-session attach`: a person's own terminal as a client of a
-//! running `pty-session serve`, through the API of [`crate::web`].
+//! running `pty-session serve`, through the API of [`crate::web`], and of the background
+//! server of `mcp --persist`, through its socket ([`crate::persist_view`]).
+//!
+//! Without `--url`, `--token-file` or `--persist`, both are asked: `ls` lists the
+//! sessions of each that runs, marked by where they live, and `attach ID` finds the
+//! session on whichever holds it (the background server first: it needs no token).
 //!
 //! `attach` puts the terminal in raw mode and restores it on every way out: a detach,
 //! the session's end, a lost connection, an error, SIGTERM, SIGINT or SIGHUP (handled,
@@ -21,12 +26,17 @@ use futures_util::{SinkExt as _, StreamExt as _};
 use http_body_util::BodyExt as _;
 use hyper_util::rt::TokioIo;
 use rustix::termios::{self, OptionalActions, Termios};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+use tokio_tungstenite::tungstenite::protocol::Role;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::auth;
+use crate::cli::RemoteArgs;
+use crate::persist::{self, Hello};
 
 /// The key that detaches: Ctrl-] (as in telnet), a byte that programs rarely need.
 pub const DETACH_KEY: u8 = 0x1d;
@@ -38,26 +48,43 @@ pub struct Remote {
     token: String,
 }
 
+/// `host:port` of `url` (`http://host[:port]`), and the port.
+fn authority_of(url: &str) -> anyhow::Result<(String, u16)> {
+    let Some(rest) = url.strip_prefix("http://") else {
+        bail!("--url must be http://HOST[:PORT] (attach and ls speak plain HTTP), not {url:?}");
+    };
+    let authority = rest.split('/').next().unwrap_or_default();
+    if authority.is_empty() {
+        bail!("--url {url:?} names no host");
+    }
+    Ok(match authority.rsplit_once(':') {
+        Some((_, port)) if !authority.ends_with(']') => {
+            let port: u16 = port
+                .parse()
+                .with_context(|| format!("bad port in --url {url:?}"))?;
+            (authority.to_owned(), port)
+        }
+        _ => (format!("{authority}:80"), 80),
+    })
+}
+
+/// Whether something listens at `authority`: a `serve` to ask, when none was named.
+async fn listens(authority: &str) -> bool {
+    matches!(
+        tokio::time::timeout(
+            Duration::from_secs(5),
+            tokio::net::TcpStream::connect(authority)
+        )
+        .await,
+        Ok(Ok(_))
+    )
+}
+
 impl Remote {
     /// The server at `url` (`http://host[:port]`), with the token of `token_file`, else of
     /// `PTY_SESSION_TOKEN`, else of the file where `serve` writes a generated token.
     pub fn new(url: &str, token_file: Option<&Path>) -> anyhow::Result<Remote> {
-        let Some(rest) = url.strip_prefix("http://") else {
-            bail!("--url must be http://HOST[:PORT] (attach and ls speak plain HTTP), not {url:?}");
-        };
-        let authority = rest.split('/').next().unwrap_or_default();
-        if authority.is_empty() {
-            bail!("--url {url:?} names no host");
-        }
-        let (authority, port) = match authority.rsplit_once(':') {
-            Some((_, port)) if !authority.ends_with(']') => {
-                let port: u16 = port
-                    .parse()
-                    .with_context(|| format!("bad port in --url {url:?}"))?;
-                (authority.to_owned(), port)
-            }
-            _ => (format!("{authority}:80"), 80),
-        };
+        let (authority, port) = authority_of(url)?;
         let token = match token_file {
             Some(path) => read_token(path)?,
             None => match std::env::var(auth::TOKEN_ENV) {
@@ -93,22 +120,33 @@ fn read_token(path: &Path) -> anyhow::Result<String> {
     Ok(token.to_owned())
 }
 
-/// A session as `GET /api/sessions` lists it (see [`crate::web::WebSession`]).
-#[derive(Debug, Deserialize)]
+/// A session as `GET /api/sessions` lists it (see [`crate::web::WebSession`]), or the
+/// background server of `mcp --persist` with its owner.
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListedSession {
+    /// The session's id.
     pub id: String,
+    /// The command it runs.
     pub command: String,
+    /// `running`, or how it ended.
     pub status: String,
+    /// When it was opened, in milliseconds since the Unix epoch.
     pub started_at_ms: u64,
+    /// Lines not yet read by its owner.
     pub unread_lines: u64,
     /// The unfinished last line, such as a prompt.
     #[serde(default)]
     pub pending: String,
+    /// Whether it runs and waits at a prompt.
     pub prompt_pending: bool,
     /// Absent from servers that predate sandboxes.
     #[serde(default)]
     pub sandbox: Option<String>,
+    /// The owner, on the background server of `mcp --persist` (a project directory or
+    /// `--owner`); absent over HTTP, where it is the token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// The token's sessions on the server.
@@ -145,18 +183,148 @@ pub async fn sessions(remote: &Remote) -> anyhow::Result<Vec<ListedSession>> {
     serde_json::from_slice(&body).context("the server's list is not the expected JSON")
 }
 
-/// `pty-session ls`: prints the token's sessions, one a line.
-pub async fn ls(remote: &Remote) -> anyhow::Result<()> {
-    let sessions = sessions(remote).await?;
+/// What `ls` and `attach` call the background server in messages.
+const PERSIST_NAME: &str = "the background server of `pty-session mcp --persist`";
+
+/// Where `ls` and `attach` look, from their flags.
+enum Places<'a> {
+    /// `--url` or `--token-file`: that `serve` alone.
+    Serve(&'a RemoteArgs),
+    /// `--persist`: the background server alone.
+    Persist,
+    /// Neither: the background server, and the `serve` at the default URL if one listens.
+    Both,
+}
+
+impl<'a> Places<'a> {
+    fn of(remote: &'a RemoteArgs, persist: bool) -> Places<'a> {
+        if persist {
+            Places::Persist
+        } else if remote.url.is_some() || remote.token_file.is_some() {
+            Places::Serve(remote)
+        } else {
+            Places::Both
+        }
+    }
+}
+
+fn remote_of(args: &RemoteArgs) -> anyhow::Result<Remote> {
+    Remote::new(
+        args.url.as_deref().unwrap_or(DEFAULT_URL),
+        args.token_file.as_deref(),
+    )
+}
+
+/// `pty-session ls`: prints the sessions of `serve` and of the background server, one a
+/// line; an error when neither runs, or when one that runs cannot be asked.
+pub async fn ls(remote: &RemoteArgs, persist_only: bool) -> anyhow::Result<()> {
+    let places = Places::of(remote, persist_only);
+    let mut rows: Vec<(String, ListedSession)> = Vec::new();
+    let mut asked: Vec<String> = Vec::new();
+    let mut not_running: Vec<String> = Vec::new();
+    let mut problems: Vec<String> = Vec::new();
+    if matches!(places, Places::Persist | Places::Both) {
+        match persist::sessions().await {
+            Ok(Some(sessions)) => {
+                asked.push(PERSIST_NAME.to_owned());
+                rows.extend(sessions.into_iter().map(|s| (persist_place(&s), s)));
+            }
+            Ok(None) if matches!(places, Places::Persist) => {
+                bail!(
+                    "no background server of `pty-session mcp --persist` runs (no {})",
+                    persist::socket_path()
+                );
+            }
+            Ok(None) => not_running
+                .push("no background server of `pty-session mcp --persist` runs".to_owned()),
+            Err(err) if matches!(places, Places::Persist) => return Err(err),
+            Err(err) => problems.push(format!("{PERSIST_NAME}: {err:#}")),
+        }
+    }
+    match places {
+        Places::Serve(args) => {
+            let remote = remote_of(args)?;
+            let sessions = sessions(&remote).await?;
+            asked.push(format!("`pty-session serve` at {}", remote.authority));
+            rows.extend(sessions.into_iter().map(|s| ("serve".to_owned(), s)));
+        }
+        Places::Both => {
+            let (authority, _) = authority_of(DEFAULT_URL)?;
+            if listens(&authority).await {
+                let listed = match remote_of(remote) {
+                    Ok(remote) => sessions(&remote).await,
+                    Err(err) => Err(err),
+                };
+                match listed {
+                    Ok(sessions) => {
+                        asked.push(format!("`pty-session serve` at {authority}"));
+                        rows.extend(sessions.into_iter().map(|s| ("serve".to_owned(), s)));
+                    }
+                    Err(err) => {
+                        problems.push(format!("`pty-session serve` at {authority}: {err:#}"))
+                    }
+                }
+            } else {
+                not_running.push(format!("no `pty-session serve` listens at {authority}"));
+            }
+        }
+        Places::Persist => {}
+    }
+    if asked.is_empty() && problems.is_empty() {
+        bail!("no server runs: {}", not_running.join(", and "));
+    }
+    rows.sort_by_key(|(_, s)| s.started_at_ms);
+    let out = if rows.is_empty() {
+        let mut said = format!("no sessions (asked {}", asked.join(" and "));
+        for note in &not_running {
+            said.push_str("; ");
+            said.push_str(note);
+        }
+        said + ")\n"
+    } else {
+        table(&rows)
+    };
+    std::io::stdout()
+        .write_all(out.as_bytes())
+        .context("cannot write to stdout")?;
+    if !problems.is_empty() {
+        bail!("{}", problems.join("; "));
+    }
+    Ok(())
+}
+
+/// Where a session of the background server lives, as `ls` shows it: `persist:` and its
+/// owner, a home directory shown as `~`.
+fn persist_place(session: &ListedSession) -> String {
+    let owner = session.owner.as_deref().unwrap_or_default();
+    let home = std::env::var("HOME").unwrap_or_default();
+    let owner = match owner.strip_prefix(home.as_str()) {
+        Some(rest) if home.len() > 1 && (rest.is_empty() || rest.starts_with('/')) => {
+            format!("~{rest}")
+        }
+        _ => owner.to_owned(),
+    };
+    format!("persist:{owner}")
+}
+
+/// The sessions as a table, a column for where each lives.
+fn table(rows: &[(String, ListedSession)]) -> String {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
-    let mut out = String::from(
-        "ID        STATUS           AGE     UNREAD  PROMPT            SANDBOX    COMMAND\n",
+    let width = rows
+        .iter()
+        .map(|(place, _)| place.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(5);
+    let mut out = format!(
+        "ID        STATUS           AGE     UNREAD  PROMPT            SANDBOX    {:<width$}  COMMAND\n",
+        "WHERE"
     );
-    for s in &sessions {
+    for (place, s) in rows {
         out.push_str(&format!(
-            "{:<9} {:<16} {:<7} {:<7} {:<17} {:<10} {}\n",
+            "{:<9} {:<16} {:<7} {:<7} {:<17} {:<10} {:<width$}  {}\n",
             s.id,
             s.status,
             age(now.saturating_sub(s.started_at_ms) / 1000),
@@ -167,15 +335,11 @@ pub async fn ls(remote: &Remote) -> anyhow::Result<()> {
                 String::new()
             },
             s.sandbox.as_deref().unwrap_or("none"),
+            place,
             s.command
         ));
     }
-    if sessions.is_empty() {
-        out = "no sessions\n".to_owned();
-    }
-    std::io::stdout()
-        .write_all(out.as_bytes())
-        .context("cannot write to stdout")
+    out
 }
 
 /// The prompt a session waits at, as `ls` shows it: trimmed, its end if it is long.
@@ -228,14 +392,52 @@ enum End {
     Signal(&'static str),
 }
 
-/// `pty-session attach ID`: the session in this terminal until the detach key.
-pub async fn attach(remote: &Remote, id: &str) -> anyhow::Result<()> {
-    if !std::io::stdin().is_terminal() {
-        bail!("attach needs a terminal on stdin");
+/// Why a stream gave no `hello`.
+struct NoHello {
+    message: String,
+    /// The server holds no such session (for this token).
+    not_found: bool,
+}
+
+/// The first message of a stream: the session's window size, or why there is none.
+async fn hello<T>(socket: &mut WebSocketStream<T>) -> Result<(u16, u16), NoHello>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+{
+    let refused = |message: String| NoHello {
+        not_found: message.starts_with("NOT_FOUND"),
+        message,
+    };
+    match socket.next().await {
+        Some(Ok(Message::Text(body))) => {
+            let message: serde_json::Value =
+                serde_json::from_str(body.as_str()).unwrap_or_default();
+            if message["type"] != "hello" {
+                return Err(refused(
+                    message["message"]
+                        .as_str()
+                        .unwrap_or(body.as_str())
+                        .to_owned(),
+                ));
+            }
+            size_of(&message).ok_or_else(|| refused("the server's hello has no window size".into()))
+        }
+        Some(Ok(Message::Close(frame))) => Err(refused(format!(
+            "the server closed the stream: {}",
+            frame.map(|f| f.reason.to_string()).unwrap_or_default()
+        ))),
+        other => Err(refused(format!("no hello from the server: {other:?}"))),
     }
-    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
-        bail!("{id:?} is not a session id (see `pty-session ls`)");
-    }
+}
+
+/// A stream of session `id` on the `serve` of `remote`, its hello read.
+async fn serve_stream(
+    remote: &Remote,
+    id: &str,
+) -> anyhow::Result<(
+    WebSocketStream<MaybeTlsStream<tokio::net::TcpStream>>,
+    (u16, u16),
+)> {
     let mut request = format!("ws://{}/api/sessions/{id}/stream", remote.authority)
         .into_client_request()
         .context("cannot build the request")?;
@@ -259,25 +461,92 @@ pub async fn attach(remote: &Remote, id: &str) -> anyhow::Result<()> {
             return Err(err).with_context(|| format!("cannot connect to {}", remote.authority));
         }
     };
-    // The hello, or why there is none, before the terminal changes.
-    let before = match socket.next().await {
-        Some(Ok(Message::Text(body))) => {
-            let message: serde_json::Value =
-                serde_json::from_str(body.as_str()).unwrap_or_default();
-            if message["type"] != "hello" {
-                bail!("{}", message["message"].as_str().unwrap_or(body.as_str()));
-            }
-            size_of(&message).context("the server's hello has no window size")?
-        }
-        Some(Ok(Message::Close(frame))) => {
-            bail!(
-                "the server closed the stream: {}",
-                frame.map(|f| f.reason.to_string()).unwrap_or_default()
-            )
-        }
-        other => bail!("no hello from the server: {other:?}"),
-    };
+    match hello(&mut socket).await {
+        Ok(size) => Ok((socket, size)),
+        Err(no) => bail!("{}", no.message),
+    }
+}
 
+/// A stream of session `id` on the background server: `Ok(None)` when none runs,
+/// `Err(NoHello)` when it refused.
+async fn persist_stream(
+    id: &str,
+) -> anyhow::Result<Option<Result<(WebSocketStream<tokio::net::UnixStream>, (u16, u16)), NoHello>>>
+{
+    let Some(stream) = persist::open(&Hello::Attach { id: id.to_owned() }).await? else {
+        return Ok(None);
+    };
+    let mut socket = crate::persist_view::websocket(stream, Role::Client).await;
+    Ok(Some(hello(&mut socket).await.map(|size| (socket, size))))
+}
+
+/// `pty-session attach [--url URL | --persist] ID`: the session in this terminal until the
+/// detach key, from the background server or the `serve` that holds it.
+pub async fn attach(remote: &RemoteArgs, persist_only: bool, id: &str) -> anyhow::Result<()> {
+    if !std::io::stdin().is_terminal() {
+        bail!("attach needs a terminal on stdin");
+    }
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+        bail!("{id:?} is not a session id (see `pty-session ls`)");
+    }
+    let places = Places::of(remote, persist_only);
+    let mut not_here = String::new();
+    if matches!(places, Places::Persist | Places::Both) {
+        match persist_stream(id).await? {
+            Some(Ok((socket, size))) => return attached(socket, id, size).await,
+            Some(Err(no)) if no.not_found && matches!(places, Places::Both) => {
+                not_here = format!("{PERSIST_NAME} has no session {id}");
+            }
+            Some(Err(no)) => bail!("{}", no.message),
+            None if matches!(places, Places::Persist) => {
+                bail!(
+                    "no background server of `pty-session mcp --persist` runs (no {})",
+                    persist::socket_path()
+                );
+            }
+            None => {
+                not_here = "no background server of `pty-session mcp --persist` runs".to_owned()
+            }
+        }
+    }
+    let args = match places {
+        Places::Persist => unreachable!("answered above"),
+        Places::Serve(args) => args,
+        Places::Both => {
+            let (authority, _) = authority_of(DEFAULT_URL)?;
+            if !listens(&authority).await {
+                bail!(
+                    "no session {id}: {not_here}, and no `pty-session serve` listens at \
+                     {authority} (--url names another)"
+                );
+            }
+            remote
+        }
+    };
+    let remote = remote_of(args)?;
+    let (socket, size) = serve_stream(&remote, id).await.map_err(|err| {
+        if not_here.is_empty() {
+            err
+        } else {
+            err.context(format!(
+                "{not_here}; on `pty-session serve` at {}",
+                remote.authority
+            ))
+        }
+    })?;
+    attached(socket, id, size).await
+}
+
+/// The session in this terminal, on `socket` whose hello said the window is `before`,
+/// until the detach key, the session's end, a lost connection or a signal.
+async fn attached<T>(
+    mut socket: WebSocketStream<T>,
+    id: &str,
+    before: (u16, u16),
+) -> anyhow::Result<()>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+{
     let raw = RawMode::enter()?;
     let mut stdout = tokio::io::stdout();
     let say = |text: String| {
@@ -381,15 +650,15 @@ fn size_of(message: &serde_json::Value) -> Option<(u16, u16)> {
     Some((cols, rows))
 }
 
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
 /// Carries keys to the session and output to the terminal until one side ends.
-async fn relay(
-    socket: &mut Socket,
+async fn relay<T>(
+    socket: &mut WebSocketStream<T>,
     stdout: &mut tokio::io::Stdout,
     sizes: &mut Sizes,
-) -> anyhow::Result<End> {
+) -> anyhow::Result<End>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+{
     use tokio::io::AsyncWriteExt as _;
     use tokio::signal::unix::{SignalKind, signal};
     let mut winch = signal(SignalKind::window_change()).context("cannot watch SIGWINCH")?;

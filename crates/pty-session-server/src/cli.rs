@@ -26,8 +26,9 @@ use crate::config::{ConfigArgs, PersistFlags, ServeFlags};
                   pty-session mcp --persist            # sessions outlive the agent's restarts\n  \
                   pty-session serve                    # http://127.0.0.1:7717/mcp, token in a 0600 file\n  \
                   PTY_SESSION_TOKEN=... pty-session serve --listen 0.0.0.0:7717\n  \
-                  pty-session ls                       # your token's sessions on that server\n  \
-                  pty-session attach p7k2m9q4          # watch and type in one; Ctrl-] detaches\n\n\
+                  pty-session ls                       # your sessions: on that server and the background one\n  \
+                  pty-session attach p7k2m9q4          # watch and type in one; Ctrl-] detaches\n  \
+                  pty-session stop                     # close the background server's sessions, stop it\n\n\
                   Logs go to stderr; set RUST_LOG (e.g. RUST_LOG=debug) for more."
 )]
 pub struct Cli {
@@ -48,8 +49,9 @@ pub enum Command {
                             server of your user (started if none runs, reached over a 0600 \
                             Unix socket in $XDG_RUNTIME_DIR/pty-session), owned by --owner \
                             (default: the working directory), so a restarted agent finds them \
-                            again. `pty-session ls --persist` lists them, `pty-session stop` \
-                            closes them and stops that server."
+                            again. `pty-session ls` lists them, `pty-session attach ID` shows \
+                            one in your terminal, `pty-session stop` closes them and stops \
+                            that server."
     )]
     Mcp {
         #[command(flatten)]
@@ -96,32 +98,44 @@ pub enum Command {
         #[command(flatten)]
         limits: ServeFlags,
     },
-    /// List the sessions of your token on a running `pty-session serve`
+    /// List your sessions: on a running `pty-session serve` and on the background server
     #[command(
-        long_about = "List the sessions of your token on a running `pty-session serve`: \
-                      those opened with the token and with its MCP sessions, each with its \
-                      status, age, unread lines and whether it waits at a prompt."
+        long_about = "List your sessions, marked by where they live (WHERE): those of your \
+                      token on a running `pty-session serve` (`serve`: opened with the token \
+                      and with its MCP sessions) and those of the background server of `mcp \
+                      --persist` (`persist:` and their owner, the project directory), each \
+                      with its status, age, unread lines and the prompt it waits at.\n\n\
+                      Without options both are asked: the background server, and a `serve` \
+                      on the default URL if one listens there. --url or --token-file ask \
+                      that `serve` alone, --persist the background server alone. Fails when \
+                      nothing runs, or when one that runs cannot be asked (a missing token)."
     )]
     Ls {
         #[command(flatten)]
         remote: RemoteArgs,
-        /// List the sessions of your background server of `mcp --persist` instead
-        #[arg(long)]
+        /// Ask only your background server of `mcp --persist`
+        #[arg(long, conflicts_with_all = ["url", "token_file"])]
         persist: bool,
     },
-    /// Attach this terminal to a session on a running `pty-session serve`; Ctrl-] detaches
+    /// Attach this terminal to a session, on `pty-session serve` or the background server; Ctrl-] detaches
     #[command(
-        long_about = "Attach this terminal to a session on a running `pty-session serve`, as \
-                      the web view does in a browser: you see what the program writes and \
-                      your keys go to it (they are never recorded, and reach an agent only if \
-                      the program echoes them; a password prompt does not). The session \
-                      follows your window's size.\n\n\
+        long_about = "Attach this terminal to a session, as the web view does in a browser: \
+                      you see what the program writes and your keys go to it (they are never \
+                      recorded, and reach an agent only if the program echoes it; a password \
+                      prompt does not). The session follows your window's size.\n\n\
+                      The session is looked for on your background server of `mcp --persist` \
+                      first, then on a running `pty-session serve` (default URL); --url or \
+                      --token-file ask that `serve` alone, --persist the background server \
+                      alone.\n\n\
                       Press Ctrl-] to detach: the session keeps running. The terminal is put \
                       back as it was on every way out, SIGTERM, SIGINT and SIGHUP included."
     )]
     Attach {
         #[command(flatten)]
         remote: RemoteArgs,
+        /// Look only on your background server of `mcp --persist`
+        #[arg(long, conflicts_with_all = ["url", "token_file"])]
+        persist: bool,
         /// The session's id (see `pty-session ls`)
         id: String,
     },
@@ -130,9 +144,9 @@ pub enum Command {
 /// How `ls` and `attach` reach the server.
 #[derive(Debug, clap::Args)]
 pub struct RemoteArgs {
-    /// The server's address
-    #[arg(long, value_name = "URL", default_value = crate::attach::DEFAULT_URL)]
-    pub url: String,
+    /// The address of a `pty-session serve` [default: http://127.0.0.1:7717]
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
     /// A file holding the token [default: $PTY_SESSION_TOKEN, else the token file a
     /// `serve` on the URL's port generated]
     #[arg(long, value_name = "FILE")]

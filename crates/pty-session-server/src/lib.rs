@@ -9,7 +9,8 @@
 //! - [`tools`]: the one handler, a method per tool; [`wire`]: arguments and results as
 //!   they travel; [`reply`]: the text block and the one error mapping.
 //! - [`memory`]: freed memory given back to the system.
-//! - [`persist`]: `mcp --persist`, its relay and the per-user background server.
+//! - [`persist`]: `mcp --persist`, its relay and the per-user background server;
+//!   [`persist_view`]: its sessions as `ls` and `attach` show them.
 //! - [`owner`]: who is calling; [`auth`]: bearer tokens; [`secrets`]: what no session
 //!   inherits; [`logs`]: the stderr logger.
 //! - [`stdio`], [`http`]: the transports, serving the same handler; [`stdio_framing`]:
@@ -39,6 +40,7 @@ pub mod memory;
 pub mod owner;
 pub mod persist;
 pub mod persist_peer;
+pub mod persist_view;
 pub mod priming;
 pub mod progress;
 pub mod refusal;

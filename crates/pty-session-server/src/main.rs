@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::Parser as _;
 use pty_session::PtyService;
-use pty_session_server::attach::{self, Remote};
+use pty_session_server::attach;
 use pty_session_server::cli::{Cli, Command};
 use pty_session_server::http::ServeOptions;
 use pty_session_server::{http, logs, stdio};
@@ -98,15 +98,12 @@ fn run(cli: Cli, token_env: Option<String>) -> anyhow::Result<()> {
                 .await
             }
             Command::Stop => pty_session_server::persist::stop().await,
-            Command::Ls { persist: true, .. } => pty_session_server::persist::ls().await,
-            Command::Ls { remote, .. } => {
-                let remote = Remote::new(&remote.url, remote.token_file.as_deref())?;
-                attach::ls(&remote).await
-            }
-            Command::Attach { remote, id } => {
-                let remote = Remote::new(&remote.url, remote.token_file.as_deref())?;
-                attach::attach(&remote, &id).await
-            }
+            Command::Ls { remote, persist } => attach::ls(&remote, persist).await,
+            Command::Attach {
+                remote,
+                persist,
+                id,
+            } => attach::attach(&remote, persist, &id).await,
         }
     });
     // Every session is closed by now (or, with --persist, kept by the background server); do not wait for a blocking read of stdin.

@@ -125,6 +125,16 @@ impl Owners {
         }
     }
 
+    /// Counts `owner` active until the returned guard drops: a person attached to one of
+    /// its sessions, say.
+    pub fn hold(&self, owner: &Owner) -> ActiveOwner {
+        self.begin(owner);
+        ActiveOwner {
+            owner: owner.clone(),
+            owners: Some(self.clone()),
+        }
+    }
+
     /// Every owner of `principal`'s token that may hold sessions: the token's one owner.
     pub fn of_principal(&self, principal: &Principal) -> Vec<Owner> {
         vec![http_owner(principal)]

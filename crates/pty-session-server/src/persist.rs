@@ -4,13 +4,17 @@
 //! The background server listens on a Unix socket in [`socket_dir`] (0700; the socket
 //! 0600) and serves only peers of its own user (`SO_PEERCRED`), and none that runs in
 //! one of its own sandboxed sessions ([`crate::persist_peer`]). Each connection starts
-//! with one JSON line, a [`Hello`]: `mcp` (then MCP lines both ways, as over stdio, for
-//! the named owner), `ls` or `stop`. A client that finds no server starts one; the
+//! with one JSON line, a [`Hello`]: `mcp` (the server answers [`ACK`], then MCP lines go
+//! both ways, as over stdio, for the named owner), `ls`, `attach` (a person's terminal,
+//! [`crate::persist_view`]) or `stop`. A client that finds no server starts one; the
 //! server holds an exclusive lock on a file beside the socket while it runs, so of two
 //! started at once one serves and the other exits, and a socket left by a dead server is
-//! replaced. The server closes an owner's sessions after `persistIdleSecs` without a call
-//! and exits `persistExitSecs` after its last session and client are gone. If it dies,
-//! its sessions die with it (the shims' rule).
+//! replaced. A server on its way out (idle, or stopped) may still take a connection it
+//! never serves, or hold its lock a moment after its socket is gone: a client that gets
+//! no [`ACK`], or whose server exits without listening, starts a new one and goes on.
+//! The server closes an owner's sessions after `persistIdleSecs` without a call and
+//! exits `persistExitSecs` after its last session and client are gone. If it dies, its
+//! sessions die with it (the shims' rule).
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::{
@@ -25,9 +29,11 @@ use pty_session::{Owner, PtyService};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{UnixListener, UnixStream};
+use tokio_tungstenite::tungstenite::protocol::Role;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::attach::ListedSession;
 use crate::config::PersistSettings;
 use crate::owner::Owners;
 use crate::persist_peer::Refused;
@@ -46,6 +52,10 @@ const MAX_HELLO: usize = 64 * 1024;
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a client waits for a server it started to listen.
 const START_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a client waits for the [`ACK`] of a server that took its connection.
+const ACK_TIMEOUT: Duration = Duration::from_secs(30);
+/// The server's answer to an `mcp` first line: from here on it serves the connection.
+pub const ACK: &str = "{\"ok\":true}";
 
 /// The first line of a connection: what the client wants.
 #[derive(Debug, Serialize, Deserialize)]
@@ -53,8 +63,11 @@ const START_TIMEOUT: Duration = Duration::from_secs(15);
 pub enum Hello {
     /// MCP lines follow, for `owner`; sessions opened without a `cwd` start in `cwd`.
     Mcp { owner: String, cwd: Option<String> },
-    /// The sessions of every owner, as lines of text.
+    /// The sessions of every owner, as a JSON array of [`ListedSession`].
     Ls,
+    /// A person's terminal on session `id`: WebSocket frames follow
+    /// ([`crate::persist_view`]).
+    Attach { id: String },
     /// Close every session and exit.
     Stop,
 }
@@ -124,11 +137,65 @@ async fn connect(dir: &Path) -> anyhow::Result<Option<UnixStream>> {
 }
 
 /// Connects to the running server, starting one (`pty-session persist-server` with
-/// `server_args`) if none listens.
+/// `server_args`) if none listens. A server it started that exits at once without
+/// listening found another one's lock: that one was on its way out (its socket gone, its
+/// process not yet), so another is started until one listens.
 async fn connect_or_start(dir: &Path, server_args: &[String]) -> anyhow::Result<UnixStream> {
     if let Some(stream) = connect(dir).await? {
         return Ok(stream);
     }
+    let started = Instant::now();
+    let mut server = start(dir, server_args)?;
+    loop {
+        if let Some(stream) = connect(dir).await? {
+            // Dropped, tokio reaps the server if it exits while this client runs.
+            return Ok(stream);
+        }
+        if let Some(status) = server.try_wait()? {
+            if !status.success() {
+                bail!(
+                    "the background server failed ({status}); see {}",
+                    dir.join(LOG).display()
+                );
+            }
+            // It found the lock held: by a server starting (it listens soon) or exiting
+            // (it lets go soon); once nobody holds it, another is needed.
+            if lock_is_free(dir)? {
+                tracing::info!(
+                    "the background server that held the lock has exited; starting another"
+                );
+                server = start(dir, server_args)?;
+            }
+        }
+        if started.elapsed() > START_TIMEOUT {
+            bail!(
+                "the background server did not listen within {START_TIMEOUT:?}; see {}",
+                dir.join(LOG).display()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Whether no server holds the lock: none runs, nor is starting or exiting.
+fn lock_is_free(dir: &Path) -> anyhow::Result<bool> {
+    let lock = match std::fs::File::open(dir.join(LOCK)) {
+        Ok(lock) => lock,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(true),
+        Err(err) => {
+            return Err(err).with_context(|| format!("cannot open {}", dir.join(LOCK).display()));
+        }
+    };
+    // Taken for a moment and let go with the file.
+    match rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
+        Err(err) => Err(err).context("cannot probe the background server's lock"),
+    }
+}
+
+/// Starts `pty-session persist-server` with `server_args`, logging beside the socket.
+fn start(dir: &Path, server_args: &[String]) -> anyhow::Result<tokio::process::Child> {
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -148,31 +215,9 @@ async fn connect_or_start(dir: &Path, server_args: &[String]) -> anyhow::Result<
     unsafe {
         command.pre_exec(|| rustix::process::setsid().map(drop).map_err(Into::into));
     }
-    let mut server = command
+    command
         .spawn()
-        .context("cannot start the background server")?;
-    let started = Instant::now();
-    loop {
-        if let Some(stream) = connect(dir).await? {
-            // Dropped, tokio reaps the server if it exits while this client runs.
-            return Ok(stream);
-        }
-        if let Some(status) = server.try_wait()?
-            && !status.success()
-        {
-            bail!(
-                "the background server failed ({status}); see {}",
-                dir.join(LOG).display()
-            );
-        }
-        if started.elapsed() > START_TIMEOUT {
-            bail!(
-                "the background server did not listen within {START_TIMEOUT:?}; see {}",
-                dir.join(LOG).display()
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+        .context("cannot start the background server")
 }
 
 /// Writes `hello` as the connection's first line.
@@ -183,17 +228,58 @@ async fn say_hello(stream: &mut UnixStream, hello: &Hello) -> anyhow::Result<()>
     Ok(())
 }
 
+/// How many times a client tries a new connection when a server takes one and goes away
+/// without serving it.
+const ATTEMPTS: usize = 5;
+
+/// A connection to the background server (started if need be) that serves `owner`: its
+/// [`ACK`] read. A connection closed before the ack came from a server on its way out:
+/// another one is made, to a new server.
+async fn mcp_connection(
+    dir: &Path,
+    server_args: &[String],
+    hello: &Hello,
+) -> anyhow::Result<UnixStream> {
+    let mut attempt = 1;
+    loop {
+        let mut stream = connect_or_start(dir, server_args).await?;
+        say_hello(&mut stream, hello).await?;
+        let ack = tokio::time::timeout(ACK_TIMEOUT, read_line(&mut stream))
+            .await
+            .map_err(|_| {
+                anyhow!(
+                    "the background server did not answer within {ACK_TIMEOUT:?}; if it is of \
+                     an older pty-session, `pty-session stop` stops it"
+                )
+            })?;
+        match ack {
+            Ok(line) if line == ACK.as_bytes() => return Ok(stream),
+            Ok(line) => bail!(
+                "the background server answered {:?}; if it is of another pty-session, \
+                 `pty-session stop` stops it",
+                String::from_utf8_lossy(&line)
+            ),
+            Err(err) if attempt < ATTEMPTS => {
+                tracing::info!(
+                    "the background server went away before serving this client ({err:#}); again"
+                );
+                attempt += 1;
+            }
+            Err(err) => return Err(err).context("the background server closed every connection"),
+        }
+    }
+}
+
 /// `pty-session mcp --persist`: relays stdin/stdout to the background server for `owner`,
 /// starting it if needed, until either side ends. `server_args` configure a server it
 /// starts.
 pub async fn relay(owner: String, server_args: &[String]) -> anyhow::Result<()> {
     let dir = socket_dir()?;
     prepare_dir(&dir)?;
-    let mut stream = connect_or_start(&dir, server_args).await?;
     let cwd = std::env::current_dir()
         .ok()
         .map(|cwd| cwd.to_string_lossy().into_owned());
-    say_hello(&mut stream, &Hello::Mcp { owner, cwd }).await?;
+    let stream = mcp_connection(&dir, server_args, &Hello::Mcp { owner, cwd }).await?;
     let (mut from_server, mut to_server) = stream.into_split();
     let (mut stdin, mut stdout) = rmcp::transport::stdio_pipes();
     let up = async {
@@ -223,26 +309,47 @@ pub async fn relay(owner: String, server_args: &[String]) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// Sends `hello` (`ls` or `stop`) to a running server and copies its answer to stdout.
-/// `Ok(false)` when no server runs.
-async fn ask(hello: &Hello) -> anyhow::Result<Option<String>> {
+/// A connection to the running server, `hello` said; `None` when no server runs.
+pub(crate) async fn open(hello: &Hello) -> anyhow::Result<Option<UnixStream>> {
     let dir = socket_dir()?;
     let Some(mut stream) = connect(&dir).await? else {
         return Ok(None);
     };
     say_hello(&mut stream, hello).await?;
+    Ok(Some(stream))
+}
+
+/// Sends `hello` (`ls` or `stop`) to a running server and returns its answer; `None`
+/// when no server runs.
+async fn ask(hello: &Hello) -> anyhow::Result<Option<String>> {
+    let Some(mut stream) = open(hello).await? else {
+        return Ok(None);
+    };
     let mut answer = String::new();
     stream.read_to_string(&mut answer).await?;
     Ok(Some(answer))
 }
 
-/// `pty-session ls --persist`: every session of the background server.
-pub async fn ls() -> anyhow::Result<()> {
-    match ask(&Hello::Ls).await? {
-        Some(answer) => print!("{answer}"),
-        None => println!("no background server runs"),
-    }
-    Ok(())
+/// Where the background server's socket is, for messages.
+pub fn socket_path() -> String {
+    socket_dir().map_or_else(
+        |_| SOCKET.to_owned(),
+        |dir| dir.join(SOCKET).display().to_string(),
+    )
+}
+
+/// Every session of the background server, with its owner; `None` when no server runs.
+pub async fn sessions() -> anyhow::Result<Option<Vec<ListedSession>>> {
+    let Some(answer) = ask(&Hello::Ls).await? else {
+        return Ok(None);
+    };
+    serde_json::from_str(&answer).map(Some).with_context(|| {
+        format!(
+            "the background server's list is not the expected JSON ({:?}); if it is of another \
+             pty-session, `pty-session stop` stops it",
+            answer.chars().take(80).collect::<String>()
+        )
+    })
 }
 
 /// `pty-session stop`: closes every session of the background server and waits until it
@@ -318,31 +425,28 @@ impl Server {
             .sum()
     }
 
-    fn listing(&self) -> String {
+    fn listing(&self) -> Vec<ListedSession> {
         let named = self.named.lock().expect("owners lock").clone();
-        let mut out = String::new();
-        let now = std::time::SystemTime::now();
-        for owner in named {
-            for info in self.service.list(&Owner::new(owner.as_str())) {
-                let age = now
-                    .duration_since(info.started_at)
-                    .map(|age| age.as_secs())
-                    .unwrap_or(0);
-                out.push_str(&format!(
-                    "{}\t{}\t{}s\t{} unread\t{}\t{}\n",
-                    info.id,
-                    info.status.as_str(),
-                    age,
-                    info.unread_lines,
-                    owner,
-                    info.command,
-                ));
-            }
-        }
-        if out.is_empty() {
-            out.push_str("no sessions\n");
-        }
-        out
+        let mut sessions: Vec<ListedSession> = named
+            .iter()
+            .flat_map(|owner| {
+                self.service
+                    .list(&Owner::new(owner.as_str()))
+                    .into_iter()
+                    .map(|info| crate::persist_view::listed(info, owner))
+            })
+            .collect();
+        sessions.sort_by_key(|s| s.started_at_ms);
+        sessions
+    }
+
+    /// The owner of session `id`, among those that connected.
+    fn owner_of(&self, id: &pty_session::SessionId) -> Option<Owner> {
+        let named = self.named.lock().expect("owners lock").clone();
+        named
+            .iter()
+            .map(|owner| Owner::new(owner.as_str()))
+            .find(|owner| self.service.sessions(owner).contains(id))
     }
 }
 
@@ -471,6 +575,12 @@ impl Server {
                     .lock()
                     .expect("owners lock")
                     .insert(owner.clone());
+                // From here on this connection is served; one that a stopping server never
+                // acknowledges goes on to a new server.
+                if self.stop.is_cancelled() {
+                    return Ok(());
+                }
+                stream.write_all(format!("{ACK}\n").as_bytes()).await?;
                 let tools = PtyTools::named(
                     self.service.clone(),
                     Owner::new(owner.as_str()),
@@ -488,7 +598,17 @@ impl Server {
                 }
             }
             Hello::Ls => {
-                stream.write_all(self.listing().as_bytes()).await?;
+                let listing = serde_json::to_string(&self.listing())?;
+                stream.write_all(listing.as_bytes()).await?;
+                Ok(())
+            }
+            Hello::Attach { id } => {
+                let id = pty_session::SessionId::new(id);
+                let owner = self.owner_of(&id);
+                // A person attached keeps the owner from being idle.
+                let _active = owner.as_ref().map(|owner| self.owners.hold(owner));
+                let socket = crate::persist_view::websocket(stream, Role::Server).await;
+                crate::persist_view::stream(&self.service, owner, id, socket, &self.stop).await;
                 Ok(())
             }
             Hello::Stop => {
@@ -504,21 +624,26 @@ impl Server {
 
 /// Reads the first line, byte by byte so that nothing after it is taken.
 async fn read_hello<R: AsyncRead + Unpin>(reader: &mut R) -> anyhow::Result<Hello> {
+    let line = read_line(reader)
+        .await
+        .context("the client left before its first line")?;
+    serde_json::from_slice(&line).context("a first line that is not a known request")
+}
+
+/// Reads one line of at most [`MAX_HELLO`] bytes, byte by byte so that nothing after it
+/// is taken, without its newline.
+async fn read_line<R: AsyncRead + Unpin>(reader: &mut R) -> anyhow::Result<Vec<u8>> {
     let mut line = Vec::new();
     loop {
-        let byte = reader
-            .read_u8()
-            .await
-            .context("the client left before its first line")?;
+        let byte = reader.read_u8().await.context("the connection ended")?;
         if byte == b'\n' {
-            break;
+            return Ok(line);
         }
         if line.len() >= MAX_HELLO {
-            bail!("a first line longer than {MAX_HELLO} bytes");
+            bail!("a line longer than {MAX_HELLO} bytes");
         }
         line.push(byte);
     }
-    serde_json::from_slice(&line).context("a first line that is not a known request")
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ mod robustness;
 mod sandbox;
 mod schema;
 mod screens;
+mod soak;
 mod ssh;
 mod support;
 mod terminal_waits;

@@ -15,16 +15,16 @@ use crate::support::*;
 const TOKEN: &str = "people-token-0123456789abcdef";
 
 /// A terminal of the test's own: the person's side of `attach`.
-struct Terminal {
+pub(crate) struct Terminal {
     controller: std::fs::File,
-    user: OwnedFd,
+    pub(crate) user: OwnedFd,
     /// Everything `attach` wrote to it.
     seen: Arc<Mutex<Vec<u8>>>,
     reader: std::thread::JoinHandle<()>,
 }
 
 impl Terminal {
-    fn open(cols: u16, rows: u16) -> Terminal {
+    pub(crate) fn open(cols: u16, rows: u16) -> Terminal {
         let size = Winsize {
             ws_row: rows,
             ws_col: cols,
@@ -56,36 +56,43 @@ impl Terminal {
         }
     }
 
-    fn modes(&self) -> Termios {
+    pub(crate) fn modes(&self) -> Termios {
         termios::tcgetattr(&self.user).unwrap()
     }
 
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
     }
 
-    fn type_keys(&mut self, keys: &[u8]) {
+    pub(crate) fn type_keys(&mut self, keys: &[u8]) {
         self.controller.write_all(keys).unwrap();
     }
 
     /// `pty-session attach` on this terminal (not its controlling one: SIGWINCH comes from
     /// the test).
     fn attach(&self, server: &HttpServer, token_file: &std::path::Path, id: &str) -> Child {
-        Command::new(BIN)
+        let mut command = Command::new(BIN);
+        command
             .args(["attach", "--url", &format!("http://{}", server.addr)])
             .arg("--token-file")
             .arg(token_file)
             .arg(id)
-            .env_remove("PTY_SESSION_TOKEN")
+            .env_remove("PTY_SESSION_TOKEN");
+        self.spawn(command)
+    }
+
+    /// `command` with this terminal as its stdin, stdout and stderr.
+    pub(crate) fn spawn(&self, mut command: Command) -> Child {
+        command
             .stdin(Stdio::from(self.user.try_clone().unwrap()))
             .stdout(Stdio::from(self.user.try_clone().unwrap()))
             .stderr(Stdio::from(self.user.try_clone().unwrap()))
             .kill_on_drop(true)
             .spawn()
-            .expect("spawn pty-session attach")
+            .expect("spawn a command on the test's terminal")
     }
 
-    async fn wait_for(&self, what: &str, needle: &str) {
+    pub(crate) async fn wait_for(&self, what: &str, needle: &str) {
         let deadline = tokio::time::Instant::now() + DEADLINE;
         while !self.text().contains(needle) {
             assert!(
@@ -97,7 +104,7 @@ impl Terminal {
         }
     }
 
-    fn close(self) -> String {
+    pub(crate) fn close(self) -> String {
         drop(self.user);
         self.reader.join().unwrap();
         String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
@@ -105,7 +112,7 @@ impl Terminal {
 }
 
 #[track_caller]
-fn assert_same_modes(before: &Termios, after: &Termios) {
+pub(crate) fn assert_same_modes(before: &Termios, after: &Termios) {
     assert_eq!(
         before.local_modes, after.local_modes,
         "local modes restored"

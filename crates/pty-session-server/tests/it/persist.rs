@@ -15,30 +15,30 @@ use crate::support::{
 };
 
 /// A test's runtime directory; dropping it stops its background server.
-struct Runtime {
+pub(crate) struct Runtime {
     root: PathBuf,
 }
 
 impl Runtime {
-    fn new(name: &str) -> Runtime {
+    pub(crate) fn new(name: &str) -> Runtime {
         Runtime {
             root: scratch(&format!("persist-{name}")),
         }
     }
 
-    fn dir(&self) -> PathBuf {
+    pub(crate) fn dir(&self) -> PathBuf {
         self.root.join("pty-session")
     }
 
     /// A project directory (the default owner).
-    fn project(&self, name: &str) -> PathBuf {
+    pub(crate) fn project(&self, name: &str) -> PathBuf {
         let dir = self.root.join(name);
         std::fs::create_dir_all(&dir).unwrap();
         dir
     }
 
     /// `pty-session ARGS` in this runtime directory.
-    fn command(&self, args: &[&str]) -> Command {
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(BIN);
         command
             .args(args)
@@ -48,14 +48,14 @@ impl Runtime {
     }
 
     /// `pty-session mcp --persist ARGS` in `cwd`, with an MCP client on it.
-    async fn client(&self, cwd: &Path, args: &[&str]) -> StdioServer {
+    pub(crate) async fn client(&self, cwd: &Path, args: &[&str]) -> StdioServer {
         let mut command = self.command(&["mcp", "--persist"]);
         command.args(args).current_dir(cwd);
         stdio_server_from(command).await
     }
 
     /// What `pty-session ARGS` prints, and whether it succeeded.
-    async fn run(&self, args: &[&str]) -> (bool, String) {
+    pub(crate) async fn run(&self, args: &[&str]) -> (bool, String) {
         let output = self.command(args).output().await.unwrap();
         (
             output.status.success(),
@@ -65,7 +65,7 @@ impl Runtime {
     }
 
     /// The background servers of this runtime directory that run.
-    fn servers(&self) -> Vec<u32> {
+    pub(crate) fn servers(&self) -> Vec<u32> {
         let marker = format!("XDG_RUNTIME_DIR={}", self.root.display());
         std::fs::read_dir("/proc")
             .unwrap()
@@ -84,7 +84,7 @@ impl Runtime {
             .collect()
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self.dir().join("persist.log")).unwrap_or_default()
     }
 }
@@ -465,4 +465,182 @@ async fn a_sandboxed_session_cannot_reach_the_background_server() {
     let (stopped, said) = runtime.run(&["stop"]).await;
     assert!(stopped, "{said}");
     assert!(runtime.servers().is_empty());
+}
+
+/// Whether a `pty-session serve` (or anything) listens at the default address, which
+/// plain `ls` and `attach` also ask.
+fn default_serve_listens() -> bool {
+    std::net::TcpStream::connect("127.0.0.1:7717").is_ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ls_and_attach_reach_the_background_servers_sessions() {
+    use crate::people::{Terminal, assert_same_modes};
+    use rustix::termios::LocalModes;
+
+    let runtime = Runtime::new("attach");
+    let serve_too = default_serve_listens();
+    // Nothing runs yet: `ls` says so, and fails.
+    let (listed, said) = runtime.run(&["ls", "--persist"]).await;
+    assert!(!listed && said.contains("no background server"), "{said}");
+    if !serve_too {
+        let (listed, said) = runtime.run(&["ls"]).await;
+        assert!(
+            !listed && said.contains("no server runs") && said.contains("127.0.0.1:7717"),
+            "{said}"
+        );
+    }
+
+    let project = runtime.project("project");
+    let client = runtime.client(&project, &[]).await;
+    let (id, pid) = crate::support::open(&client.client, json!({"command": "python3 -q"})).await;
+    // `ls` lists it, marked as the background server's, with its owner.
+    let plain: &[&str] = &["ls"];
+    for args in [plain, &["ls", "--persist"]] {
+        let (listed, text) = runtime.run(args).await;
+        if serve_too && args == plain {
+            eprintln!("NOTE: something listens on 127.0.0.1:7717; plain `ls` may fail there");
+        } else {
+            assert!(listed, "{args:?}: {text}");
+        }
+        assert!(
+            text.lines().any(|l| l.starts_with(&id)
+                && l.contains(" >>> ")
+                && l.contains("persist:")
+                && l.contains("/project ")
+                && l.ends_with("python3 -q")),
+            "{args:?}: {text}"
+        );
+    }
+
+    // `attach ID` finds it: output, keys, the window, and detach.
+    let mut terminal = Terminal::open(100, 30);
+    let before = terminal.modes();
+    let mut attach = terminal.spawn(runtime.command(&["attach", &id]));
+    terminal.wait_for("the prompt", ">>> ").await;
+    terminal.wait_for("the detach key", "Ctrl-] detaches").await;
+    assert!(
+        !terminal
+            .modes()
+            .local_modes
+            .intersects(LocalModes::ICANON | LocalModes::ECHO),
+        "raw mode"
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let screen = call(&client.client, "pty_screen", json!({"id": id})).await;
+        if ok(&screen)["cols"] == 100 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the session never took the person's window"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    terminal.type_keys(b"6*7\r");
+    terminal.wait_for("the answer", "42\r\n").await;
+    terminal.type_keys(&[0x1d]);
+    assert!(
+        crate::support::exit_success(&mut attach).await,
+        "attach exits 0 on detach"
+    );
+    terminal.wait_for("the detach note", "keeps running").await;
+    assert_same_modes(&before, &terminal.modes());
+    let tail = call(&client.client, "pty_tail", json!({"id": id})).await;
+    assert!(
+        ok(&tail)["text"].as_str().unwrap().contains("6*7\n42\n"),
+        "the agent sees the echoed line and the answer: {tail:?}"
+    );
+
+    // A session nobody holds: a clear error, the terminal untouched.
+    let mut missing = terminal.spawn(runtime.command(&["attach", "--persist", "nosuchid"]));
+    assert!(!crate::support::exit_success(&mut missing).await);
+    terminal
+        .wait_for(
+            "the refusal",
+            "NOT_FOUND: the background server has no session nosuchid",
+        )
+        .await;
+    if !serve_too {
+        let mut missing = terminal.spawn(runtime.command(&["attach", "nosuchid2"]));
+        assert!(!crate::support::exit_success(&mut missing).await);
+        terminal
+            .wait_for(
+                "where it looked",
+                "has no session nosuchid2, and no `pty-session serve` listens at 127.0.0.1:7717",
+            )
+            .await;
+    }
+    assert_same_modes(&before, &terminal.modes());
+
+    // Attached while the server stops: attach ends, the terminal is back, nothing is left.
+    let seen = terminal.text().len();
+    let mut attach = terminal.spawn(runtime.command(&["attach", "--persist", &id]));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !terminal.text()[seen..].contains("Ctrl-] detaches") {
+        assert!(
+            Instant::now() < deadline,
+            "no second attach: {}",
+            terminal.text()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let servers = runtime.servers();
+    let (stopped, said) = runtime.run(&["stop"]).await;
+    assert!(stopped, "{said}");
+    assert!(
+        crate::support::exit_success(&mut attach).await,
+        "attach exits 0 when the server goes"
+    );
+    terminal
+        .wait_for("the note", "the server closed the connection")
+        .await;
+    assert_same_modes(&before, &terminal.modes());
+    assert!(!alive(pid), "stop closed the session");
+    assert!(servers.iter().all(|&server| !alive(server)));
+    drop(client);
+    terminal.close();
+}
+
+/// A client that comes while the background server is on its way out (its socket gone,
+/// its lock still held, here for a second by a connection that never said what it
+/// wants) starts a new server and goes on, rather than waiting for a socket that never
+/// comes.
+#[tokio::test]
+async fn a_client_that_comes_while_the_server_exits_starts_a_new_one() {
+    let runtime = Runtime::new("exiting");
+    let project = runtime.project("project");
+    let first = runtime.client(&project, &[]).await;
+    let (_, pid) = crate::support::open(
+        &first.client,
+        json!({"command": "sleep 308", "settle": "none"}),
+    )
+    .await;
+    let servers = runtime.servers();
+    assert_eq!(servers.len(), 1);
+    let socket = runtime.dir().join("persist.sock");
+    // Silent: the stopping server waits for it (a second) before it exits.
+    let silent = tokio::net::UnixStream::connect(&socket).await.unwrap();
+    let mut stop = runtime.command(&["stop"]).spawn().unwrap();
+    eventually("the socket to go", || !socket.exists()).await;
+    assert!(alive(servers[0]), "the old server still holds its lock");
+    let started = Instant::now();
+    let second = runtime.client(&project, &[]).await;
+    let listed = sessions(&call(&second.client, "pty_list", json!({})).await);
+    assert!(listed.is_empty(), "a new server: {listed:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the client went on at once, not after its start timeout: {:?}",
+        started.elapsed()
+    );
+    assert!(stop.wait().await.unwrap().success());
+    assert!(!alive(pid) && !alive(servers[0]));
+    let now = runtime.servers();
+    assert!(
+        now.len() == 1 && now[0] != servers[0],
+        "one new server: {now:?} (the old one was {})",
+        servers[0]
+    );
+    drop((silent, first, second));
 }
