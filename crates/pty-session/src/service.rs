@@ -610,4 +610,3 @@ fn reply(session: &Session, budget: Budget) -> Reply {
         screen: state.alt_screen(),
     }
 }
-
