@@ -1,5 +1,5 @@
 //! Helpers that the workspace's tests and its benchmark share: whether a process is still
-//! alive or blocked reading, a process's parent and children by name, waiting until a
+//! alive or waiting for input, a process's parent and children by name, waiting until a
 //! condition holds (in a runtime, with a condition that awaits, or on a plain thread), and
 //! running a test in a process of its own; with the feature `sshd`, a local OpenSSH server
 //! (the `sshd` module). Not published.
@@ -171,26 +171,28 @@ pub fn eventually_blocking(what: &str, deadline: Duration, mut f: impl FnMut() -
     }
 }
 
-/// Whether process `pid` (its main thread) is blocked reading: asleep in `read`, `readv`,
-/// `pread64`, `recvfrom` or `recvmsg` (from `/proc/<pid>/syscall`). For a test that must
-/// act once a program waits for its input, not a fixed time after starting it. False for
-/// a process that is gone or that this user may not inspect.
+/// Whether process `pid` (its main thread) is blocked waiting for input: asleep in a read
+/// (`read`, `readv`, `pread64`, `recvfrom`, `recvmsg`) or in a wait for a descriptor to be
+/// readable (`poll`, `ppoll`, `select`, `pselect6`, `epoll_wait`, `epoll_pwait`), from
+/// `/proc/<pid>/syscall`. For a test that must act once a program waits for its input,
+/// not a fixed time after starting it. False for a process that is gone or that this user
+/// may not inspect.
 ///
 /// ```
 /// use std::process::{Command, Stdio};
 /// use std::time::Duration;
-/// use pty_session_testkit::{blocked_reading, eventually_blocking};
+/// use pty_session_testkit::{eventually_blocking, waiting_for_input};
 /// let mut sleeper = Command::new("sleep").arg("30").spawn().unwrap();
 /// let mut cat = Command::new("cat").stdin(Stdio::piped()).spawn().unwrap();
-/// eventually_blocking("cat to read", Duration::from_secs(30), || blocked_reading(cat.id()));
-/// assert!(!blocked_reading(sleeper.id()), "sleep sleeps, it does not read");
+/// eventually_blocking("cat to read", Duration::from_secs(30), || waiting_for_input(cat.id()));
+/// assert!(!waiting_for_input(sleeper.id()), "sleep sleeps, it does not read");
 /// for child in [&mut sleeper, &mut cat] {
 ///     child.kill().unwrap();
 ///     child.wait().unwrap();
 /// }
-/// assert!(!blocked_reading(cat.id()), "a reaped process reads nothing");
+/// assert!(!waiting_for_input(cat.id()), "a reaped process reads nothing");
 /// ```
-pub fn blocked_reading(pid: impl Into<i64>) -> bool {
+pub fn waiting_for_input(pid: impl Into<i64>) -> bool {
     let pid = pid.into();
     let Ok(syscall) = std::fs::read_to_string(format!("/proc/{pid}/syscall")) else {
         return false;
@@ -201,12 +203,22 @@ pub fn blocked_reading(pid: impl Into<i64>) -> bool {
         .split_whitespace()
         .next()
         .and_then(|n| n.parse().ok());
-    let reads = [
+    let waits = [
         libc::SYS_read,
         libc::SYS_readv,
         libc::SYS_pread64,
         libc::SYS_recvfrom,
         libc::SYS_recvmsg,
+        libc::SYS_ppoll,
+        libc::SYS_pselect6,
+        libc::SYS_epoll_pwait,
+        // The calls that newer architectures (aarch64) have only in the forms above.
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_poll,
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_select,
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_epoll_wait,
     ];
-    number.is_some_and(|n: i64| reads.contains(&n)) && alive(pid)
+    number.is_some_and(|n: i64| waits.contains(&n)) && alive(pid)
 }
