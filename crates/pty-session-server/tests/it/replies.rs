@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::support::{call, ok, open, stdio_server, text};
+use crate::support::{bash, call, ok, open, stdio_server, text};
 
 /// The status line: the last line of the text block.
 fn status_line(text: &str) -> &str {
@@ -270,11 +270,7 @@ async fn env_cwd_size_and_echo_reach_the_process() {
 async fn a_send_with_read_false_leaves_the_output_unread() {
     let server = stdio_server(&[]).await;
     let client = &server.client;
-    let (id, _) = open(
-        client,
-        json!({"command": "bash --norc --noprofile -i", "env": {"PS1": "$ "}}),
-    )
-    .await;
+    let (id, _) = open(client, bash()).await;
     let typed = call(
         client,
         "pty_send",

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::support::{DEADLINE, call, ok, open, scratch, stdio_server, text};
+use crate::support::{DEADLINE, bash, call, ok, open, scratch, stdio_server, text};
 
 #[tokio::test]
 async fn vim_through_mcp_with_keys_and_the_screen() {
@@ -97,11 +97,7 @@ async fn vim_through_mcp_with_keys_and_the_screen() {
 async fn resize_through_mcp() {
     let server = stdio_server(&[]).await;
     let client = &server.client;
-    let (id, _) = open(
-        client,
-        json!({"command": "bash --norc --noprofile -i", "env": {"PS1": "$ "}}),
-    )
-    .await;
+    let (id, _) = open(client, bash()).await;
     let resized = call(
         client,
         "pty_send",

@@ -271,6 +271,12 @@ pub fn ok(result: &CallToolResult) -> &Value {
     structured(result)
 }
 
+/// The arguments of `pty_open` for an interactive bash without rc files, with the prompt
+/// `$ `.
+pub fn bash() -> Value {
+    serde_json::json!({"command": "bash --norc --noprofile -i", "env": {"PS1": "$ "}})
+}
+
 /// Opens `command` and returns its session id and pid.
 pub async fn open(client: &Client, arguments: Value) -> (String, u32) {
     let result = call(client, "pty_open", arguments).await;
@@ -283,6 +289,16 @@ pub async fn open(client: &Client, arguments: Value) -> (String, u32) {
 /// Polls `condition` until it holds, panicking with `what` after the deadline.
 pub async fn eventually(what: &str, condition: impl FnMut() -> bool) {
     pty_session_testkit::eventually(what, DEADLINE, condition).await;
+}
+
+/// Polls the future `condition` makes until it yields true (a call to the server, say),
+/// panicking with `what` after the deadline.
+pub async fn eventually_async<F, Fut>(what: &str, condition: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    pty_session_testkit::eventually_async(what, DEADLINE, condition).await;
 }
 
 /// A tokens file with `name token` lines.
