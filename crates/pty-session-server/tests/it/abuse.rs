@@ -213,6 +213,8 @@ async fn five_thousand_abandoned_mcp_sessions_expire_and_their_processes_stay_th
         })
         .collect();
     let mut all = Box::pin(futures_join(workers));
+    // The peak is sampled every 100 ms while the workers run: a sampling period, not a
+    // wait for something to happen.
     loop {
         tokio::select! {
             () = &mut all => break,
@@ -470,7 +472,9 @@ async fn a_hundred_thousand_unread_requests_keep_memory_flat() {
         }
         stdin
     });
-    // Nobody reads: the server must stop reading too.
+    // Nobody reads: the server must stop reading too. Two seconds of nobody reading are
+    // the subject (a server that reads on would have taken every request by then); the
+    // peak is sampled meanwhile.
     let mut peak = rss_before;
     for _ in 0..20 {
         tokio::time::sleep(Duration::from_millis(100)).await;

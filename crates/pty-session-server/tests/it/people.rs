@@ -124,7 +124,7 @@ async fn attach_shows_output_types_keys_follows_the_window_and_detaches() {
     std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
     let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
     let agent = current_client(&server.url, TOKEN).await;
-    let (id, _pid) = open(&agent, json!({"command": "python3 -q"})).await;
+    let (id, _pid) = open(&agent, at_home(json!({"command": "python3 -q"}), &dir)).await;
 
     // `ls` lists the token's session.
     let listed = Command::new(BIN)

@@ -99,15 +99,15 @@ async fn a_session_is_recorded_as_asciinema_v2_and_replays_to_its_screen() {
     // shown (in a terminal emulator).
     let mut text = String::new();
     let mut replayed = Vec::new();
-    let deadline = std::time::Instant::now() + DEADLINE;
-    while std::time::Instant::now() < deadline {
-        text = std::fs::read_to_string(path).unwrap();
-        replayed = replay(&parse_cast(&text).1);
-        if replayed == shown {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let _ = tokio::time::timeout(
+        DEADLINE,
+        eventually("the replay to reach the transcript's end", || {
+            text = std::fs::read_to_string(path).unwrap();
+            replayed = replay(&parse_cast(&text).1);
+            replayed == shown
+        }),
+    )
+    .await;
     assert_eq!(
         replayed, shown,
         "the replay's screen is the end of the transcript; the recording:\n{text}"
@@ -270,16 +270,17 @@ async fn a_silent_session_and_a_resized_one_replay() {
 
     let path = cast_of(&record_dir, &vim);
     // The writer flushes as it goes: wait until the replay reaches the screen.
-    let deadline = std::time::Instant::now() + DEADLINE;
-    let (mut header, mut events, mut replayed);
-    loop {
-        (header, events) = parse_cast(&std::fs::read_to_string(&path).unwrap());
-        replayed = replay_sized(&header, &events);
-        if replayed == want || std::time::Instant::now() > deadline {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let (mut events, mut replayed) = (Vec::new(), Vec::new());
+    let _ = tokio::time::timeout(
+        DEADLINE,
+        eventually("the replay to reach the screen", || {
+            let header;
+            (header, events) = parse_cast(&std::fs::read_to_string(&path).unwrap());
+            replayed = replay_sized(&header, &events);
+            replayed == want
+        }),
+    )
+    .await;
     assert_eq!(replayed, want, "the replay ends on the session's screen");
     let resizes: Vec<&str> = events
         .iter()

@@ -271,6 +271,19 @@ pub fn ok(result: &CallToolResult) -> &Value {
     structured(result)
 }
 
+/// `pty_open`'s `arguments` with a home of its own, `home` (`HOME` and `XDG_CONFIG_HOME` in
+/// its `env`): a real program that a test runs reads none of the configuration of the user
+/// who runs the tests (a toprc, python's history) and writes none.
+pub fn at_home(mut arguments: Value, home: &Path) -> Value {
+    let home = home.to_str().expect("a UTF-8 temp path");
+    let env = arguments["env"].as_object_mut().map(std::mem::take);
+    let mut env = env.unwrap_or_default();
+    env.insert("HOME".into(), home.into());
+    env.insert("XDG_CONFIG_HOME".into(), home.into());
+    arguments["env"] = Value::Object(env);
+    arguments
+}
+
 /// The arguments of `pty_open` for an interactive bash without rc files, with the prompt
 /// `$ `.
 pub fn bash() -> Value {
