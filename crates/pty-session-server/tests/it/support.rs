@@ -314,6 +314,21 @@ where
     pty_session_testkit::eventually_async(what, DEADLINE, condition).await;
 }
 
+/// A `serve` that knows two tokens, `alice`'s and `bob`'s (from a tokens file in `dir`),
+/// and a legacy MCP session that alice's token initialized by hand: the server and the
+/// session's id.
+pub async fn server_of_alice_and_bob(dir: &Path, alice: &str, bob: &str) -> (HttpServer, String) {
+    let tokens = tokens_file(dir, &[("alice", alice), ("bob", bob)]);
+    let server = http_server(&["--tokens", tokens.to_str().unwrap()], &[]).await;
+    let auth = format!("Bearer {alice}");
+    let init = raw_post(server.addr, &[("Authorization", &auth)], INITIALIZE).await;
+    let session = init
+        .header("mcp-session-id")
+        .unwrap_or_else(|| panic!("no legacy MCP session: {init:?}"))
+        .to_owned();
+    (server, session)
+}
+
 /// A tokens file with `name token` lines.
 pub fn tokens_file(dir: &Path, tokens: &[(&str, &str)]) -> PathBuf {
     let path = dir.join("tokens");
