@@ -86,14 +86,10 @@ async fn a_program_that_never_reads_gets_write_timeout_and_others_keep_answering
         async {
             // Once the stuck send has begun: the terminal echoes what enters its input
             // queue, though nothing reads it.
-            eventually(
-                "the stuck send to fill the input queue",
-                Duration::from_secs(10),
-                || {
-                    pty.screen(&owner, &stuck.session_id)
-                        .is_ok_and(|screen| screen.text().contains("yyyy"))
-                },
-            )
+            eventually("the stuck send to begin", Duration::from_secs(10), || {
+                pty.screen(&owner, &stuck.session_id)
+                    .is_ok_and(|screen| screen.text().contains("yyyy"))
+            })
             .await;
             let t = Instant::now();
             let sent = pty
