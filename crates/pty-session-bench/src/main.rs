@@ -20,6 +20,7 @@ mod reads;
 mod report;
 mod sandboxes;
 mod screens;
+mod ssh;
 mod stats;
 mod sys;
 mod tmux;
@@ -79,6 +80,8 @@ enum Workload {
     Screens,
     /// Opens, echo and bulk in a workspace sandbox beside the same without one.
     Sandboxes,
+    /// Plain `ssh` to a local sshd: settled by the remote prompt beside `until`.
+    Ssh,
 }
 
 /// Counts for one run: the full figures of BENCHMARKS.md, or small ones for `--quick`.
@@ -88,6 +91,8 @@ pub struct Plan {
     pub echo_sends: usize,
     pub repl_rounds: usize,
     pub program_rounds: usize,
+    /// Sends of each kind over ssh.
+    pub ssh_rounds: usize,
     /// Rounds are taken in blocks, alternating between the runs, so that the machine's
     /// load falls on all of them alike.
     pub blocks: usize,
@@ -123,6 +128,7 @@ impl Plan {
             echo_sends: 1000,
             repl_rounds: 200,
             program_rounds: 50,
+            ssh_rounds: 40,
             blocks: 10,
             peer_every: 10,
             seq_n: 5_000_000,
@@ -140,6 +146,7 @@ impl Plan {
                 echo_sends: 20,
                 repl_rounds: 10,
                 program_rounds: 3,
+                ssh_rounds: 3,
                 blocks: 2,
                 peer_every: 5,
                 seq_n: 50_000,
@@ -188,6 +195,7 @@ async fn run(args: &Args) -> Result<()> {
         Workload::Viewers,
         Workload::Screens,
         Workload::Sandboxes,
+        Workload::Ssh,
     ];
     for workload in all {
         if !args.only.is_empty() && !args.only.contains(&workload) {
@@ -207,6 +215,7 @@ async fn run(args: &Args) -> Result<()> {
             Workload::Viewers => viewers::viewers(&plan, &mut report).await,
             Workload::Screens => screens::screens(&plan, &mut report).await,
             Workload::Sandboxes => sandboxes::sandboxes(&plan, &mut report).await,
+            Workload::Ssh => ssh::ssh(&plan, &mut report).await,
         };
         ran.with_context(|| format!("workload {workload:?}"))?;
     }

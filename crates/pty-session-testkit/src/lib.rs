@@ -1,7 +1,8 @@
 //! Helpers that the workspace's tests and its benchmark share: whether a process is still
-//! alive, a process's parent and children by name, waiting until a condition holds, and
-//! running a test in a process of its own; with the feature `sshd`, a local OpenSSH
-//! server (the `sshd` module). Not published.
+//! alive or waiting for input, a process's parent and children by name, waiting until a
+//! condition holds (in a runtime, with a condition that awaits, or on a plain thread), and
+//! running a test in a process of its own; with the feature `sshd`, a local OpenSSH server
+//! (the `sshd` module). Not published.
 
 use std::time::{Duration, Instant};
 
@@ -114,13 +115,110 @@ pub fn children(parent: impl Into<i64>, name: &str) -> Vec<i32> {
         .collect()
 }
 
+/// How often the `eventually` helpers look again.
+const POLL: Duration = Duration::from_millis(10);
+
 /// Polls `f` every 10 ms until it is true; panics naming `what` once `deadline` passed.
+/// For a condition that must await (a call to a server, a read), see
+/// [`eventually_async`]; outside a runtime, [`eventually_blocking`].
 pub async fn eventually(what: &str, deadline: Duration, mut f: impl FnMut() -> bool) {
     let start = Instant::now();
     while !f() {
         if start.elapsed() > deadline {
             panic!("timed out after {deadline:?} waiting for {what}");
         }
-        tokio::time::sleep(Duration::from_millis(10)).await;
+        tokio::time::sleep(POLL).await;
     }
+}
+
+/// Polls the future that `f` makes every 10 ms until it yields true; panics naming `what`
+/// once `deadline` passed. The future owns what it needs (`async move`); what it learns
+/// along the way goes into a `Cell` or `RefCell` the test reads afterwards.
+///
+/// ```
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// use std::time::Duration;
+/// let tries = std::cell::Cell::new(0);
+/// pty_session_testkit::eventually_async("a third try", Duration::from_secs(5), || async {
+///     tries.set(tries.get() + 1);
+///     tries.get() == 3
+/// })
+/// .await;
+/// # });
+/// ```
+pub async fn eventually_async<F, Fut>(what: &str, deadline: Duration, mut f: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let start = Instant::now();
+    while !f().await {
+        if start.elapsed() > deadline {
+            panic!("timed out after {deadline:?} waiting for {what}");
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// [`eventually`] for a thread outside any runtime: sleeps between the looks.
+pub fn eventually_blocking(what: &str, deadline: Duration, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        if start.elapsed() > deadline {
+            panic!("timed out after {deadline:?} waiting for {what}");
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Whether process `pid` (its main thread) is blocked waiting for input: asleep in a read
+/// (`read`, `readv`, `pread64`, `recvfrom`, `recvmsg`) or in a wait for a descriptor to be
+/// readable (`poll`, `ppoll`, `select`, `pselect6`, `epoll_wait`, `epoll_pwait`), from
+/// `/proc/<pid>/syscall`. For a test that must act once a program waits for its input,
+/// not a fixed time after starting it. False for a process that is gone or that this user
+/// may not inspect.
+///
+/// ```
+/// use std::process::{Command, Stdio};
+/// use std::time::Duration;
+/// use pty_session_testkit::{eventually_blocking, waiting_for_input};
+/// let mut sleeper = Command::new("sleep").arg("30").spawn().unwrap();
+/// let mut cat = Command::new("cat").stdin(Stdio::piped()).spawn().unwrap();
+/// eventually_blocking("cat to read", Duration::from_secs(30), || waiting_for_input(cat.id()));
+/// assert!(!waiting_for_input(sleeper.id()), "sleep sleeps, it does not read");
+/// for child in [&mut sleeper, &mut cat] {
+///     child.kill().unwrap();
+///     child.wait().unwrap();
+/// }
+/// assert!(!waiting_for_input(cat.id()), "a reaped process reads nothing");
+/// ```
+pub fn waiting_for_input(pid: impl Into<i64>) -> bool {
+    let pid = pid.into();
+    let Ok(syscall) = std::fs::read_to_string(format!("/proc/{pid}/syscall")) else {
+        return false;
+    };
+    // `running` while on a CPU; else the number of the call it sleeps in, then its
+    // arguments.
+    let number = syscall
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok());
+    let waits = [
+        libc::SYS_read,
+        libc::SYS_readv,
+        libc::SYS_pread64,
+        libc::SYS_recvfrom,
+        libc::SYS_recvmsg,
+        libc::SYS_ppoll,
+        libc::SYS_pselect6,
+        libc::SYS_epoll_pwait,
+        // The calls that newer architectures (aarch64) have only in the forms above.
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_poll,
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_select,
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_epoll_wait,
+    ];
+    number.is_some_and(|n: i64| waits.contains(&n)) && alive(pid)
 }

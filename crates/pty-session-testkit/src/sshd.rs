@@ -29,23 +29,33 @@ pub const PROFILE_GREETING: &str = "Hello from the ptysshtest login profile";
 /// The server's pre-authentication banner.
 pub const BANNER: &str = "Authorized use only: pty-session-ssh test server";
 
+/// Whether sshd is installed here (for a benchmark that measures with it where it can;
+/// a test that needs it fails without it instead, saying what to install).
+pub fn installed() -> bool {
+    found_sshd().is_some()
+}
+
+/// Where sshd is: Debian keeps it in /usr/sbin (often not on PATH).
+fn found_sshd() -> Option<String> {
+    ["/usr/sbin/sshd", "/usr/local/sbin/sshd"]
+        .into_iter()
+        .find(|path| Path::new(path).exists())
+        .map(str::to_owned)
+        .or_else(|| {
+            let out = Command::new("sh")
+                .args(["-c", "command -v sshd"])
+                .output()
+                .ok()?;
+            Some(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+                .filter(|path| !path.is_empty())
+        })
+}
+
 /// The sshd binary, which Debian keeps in /usr/sbin (often not on PATH).
 fn sshd_binary() -> &'static str {
     static SSHD: OnceLock<String> = OnceLock::new();
     SSHD.get_or_init(|| {
-        let found = ["/usr/sbin/sshd", "/usr/local/sbin/sshd"]
-            .into_iter()
-            .find(|path| Path::new(path).exists())
-            .map(str::to_owned)
-            .or_else(|| {
-                let out = Command::new("sh")
-                    .args(["-c", "command -v sshd"])
-                    .output()
-                    .ok()?;
-                Some(String::from_utf8_lossy(&out.stdout).trim().to_owned())
-                    .filter(|path| !path.is_empty())
-            });
-        found.expect(
+        found_sshd().expect(
             "sshd must be installed for these tests: apt-get install openssh-server \
              (.ci/run installs it)",
         )

@@ -76,22 +76,18 @@ async fn gdb_killed_from_outside_is_a_typed_error_and_leaves_no_process() {
     let gdb_pid = gdb.pid() as i32;
     assert!(alive(gdb_pid) && alive(inferior));
 
-    // Wait for a stop that will not come, and kill gdb meanwhile. The delay only makes
-    // the kill land during the wait, the case under test; killed before it, the wait
-    // would find gdb gone at once and fail the same way.
-    let kill = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(200)).await;
+    // Wait for a stop that will not come, and kill gdb meanwhile: `join!` polls the wait
+    // first, so the kill lands once the wait has begun and waits for output, the case
+    // under test (killed before it, the wait would find gdb gone at once and fail the
+    // same way).
+    let (err, ()) = tokio::join!(gdb.wait_stopped_timeout(Duration::from_secs(30)), async {
         let status = std::process::Command::new("kill")
             .args(["-9", &gdb_pid.to_string()])
             .status()
             .expect("run kill");
         assert!(status.success());
     });
-    let err = gdb
-        .wait_stopped_timeout(Duration::from_secs(30))
-        .await
-        .unwrap_err();
-    kill.await.unwrap();
+    let err = err.unwrap_err();
     let Error::Exited {
         status,
         waiting_for,
@@ -118,19 +114,18 @@ async fn gdb_killed_during_a_command_is_a_typed_error() {
     gdb.command("-exec-run").await.unwrap();
     let gdb_pid = gdb.pid() as i32;
     // Without mi-async gdb reads nothing while the target runs: this command waits,
-    // and the kill lands during it (as above, the delay decides only when).
-    let kill = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        std::process::Command::new("kill")
-            .args(["-9", &gdb_pid.to_string()])
-            .status()
-            .expect("run kill");
-    });
-    let err = gdb
-        .command_with_timeout("-stack-list-frames", Duration::from_secs(30))
-        .await
-        .unwrap_err();
-    kill.await.unwrap();
+    // and the kill lands during it (as above, `join!` polls the command first, so the
+    // kill comes once it has been written and waits for its answer).
+    let (err, ()) = tokio::join!(
+        gdb.command_with_timeout("-stack-list-frames", Duration::from_secs(30)),
+        async {
+            std::process::Command::new("kill")
+                .args(["-9", &gdb_pid.to_string()])
+                .status()
+                .expect("run kill");
+        }
+    );
+    let err = err.unwrap_err();
     assert!(
         matches!(&err, Error::Exited { waiting_for, status: Some(ExitStatus::Signal(9)) }
             if waiting_for.ends_with("-stack-list-frames")),

@@ -12,9 +12,9 @@ use tokio::net::TcpStream;
 use tokio::process::Command;
 
 use crate::support::{
-    BIN, INITIALIZE, alive, assert_error, call, current_client, exit_success, http_server,
-    http_server_from, ok, open, open_fds, raw_post, raw_request, rpc_result, rss_kib, scratch,
-    signal, tokens_file, try_call,
+    BIN, INITIALIZE, alive, assert_error, call, current_client, eventually, eventually_async,
+    exit_success, http_server, http_server_from, ok, open, open_fds, raw_post, raw_request,
+    rpc_result, rss_kib, scratch, signal, tokens_file, try_call,
 };
 
 const TOKEN: &str = "abuse-token-0123456789";
@@ -47,6 +47,30 @@ async fn connections(addr: SocketAddr, n: usize, first: &[u8]) -> Vec<TcpStream>
     held
 }
 
+/// How many connections wait in the accept queue of the listener on `addr` (a 127.0.0.1
+/// port): for a listening socket, `/proc/net/tcp` gives that count as its receive queue.
+fn unaccepted(addr: SocketAddr) -> usize {
+    let table = std::fs::read_to_string("/proc/net/tcp").expect("/proc/net/tcp");
+    let local = format!("0100007F:{:04X}", addr.port());
+    table
+        .lines()
+        .skip(1)
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .find(|fields| fields.get(1) == Some(&local.as_str()) && fields.get(3) == Some(&"0A"))
+        .and_then(|fields| fields.get(4)?.split(':').nth(1))
+        .and_then(|queue| usize::from_str_radix(queue, 16).ok())
+        .unwrap_or_else(|| panic!("no listener on {addr} in /proc/net/tcp"))
+}
+
+/// Waits until the server took in every connection made to `addr` (or closed it to make
+/// room): none waits in its accept queue.
+async fn all_accepted(addr: SocketAddr) {
+    eventually("the server to accept every connection", || {
+        unaccepted(addr) == 0
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_thousand_slow_connections_leave_an_authorized_client_served_within_a_second() {
     room_for_connections();
@@ -56,7 +80,7 @@ async fn two_thousand_slow_connections_leave_an_authorized_client_served_within_
     let rss_before = rss_kib(pid);
     // Slowloris: a partial head, then one more header line a while later.
     let mut slow = connections(server.addr, 2000, b"POST /mcp HTTP/1.1\r\nHost: x\r\n").await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    all_accepted(server.addr).await;
     for stream in &mut slow {
         let _ = stream.write_all(b"X-Drip: 1\r\n").await;
     }
@@ -94,7 +118,7 @@ async fn at_a_limit_of_512_descriptors_600_idle_connections_do_not_stop_a_call()
     let cap = logged_cap(&server.log());
     assert!(cap < 512, "a cap of {cap} leaves the sessions no room");
     let _idle = connections(server.addr, 600, b"").await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    all_accepted(server.addr).await;
 
     let client = current_client(&server.url, TOKEN).await;
     let (id, _) = open(&client, json!({"command": "exec cat"})).await;
@@ -189,6 +213,8 @@ async fn five_thousand_abandoned_mcp_sessions_expire_and_their_processes_stay_th
         })
         .collect();
     let mut all = Box::pin(futures_join(workers));
+    // The peak is sampled every 100 ms while the workers run: a sampling period, not a
+    // wait for something to happen.
     loop {
         tokio::select! {
             () = &mut all => break,
@@ -206,15 +232,10 @@ async fn five_thousand_abandoned_mcp_sessions_expire_and_their_processes_stay_th
         ("MCP-Protocol-Version", "2025-11-25"),
     ];
     let tools = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#;
-    let mut expired = false;
-    for _ in 0..100 {
-        if raw_post(addr, &headers, tools).await.status == 404 {
-            expired = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(expired, "the first MCP session expired");
+    eventually_async("the first MCP session to expire", || async {
+        raw_post(addr, &headers, tools).await.status == 404
+    })
+    .await;
     let after = rss_kib(pid);
     eprintln!(
         "5000 abandoned MCP sessions: RSS {rss_before} KiB, peak {peak} KiB, after expiry \
@@ -321,7 +342,15 @@ async fn sigterm_during_a_send_gives_the_caller_cancelled() {
     let endless = json!({"id": id, "data": "x", "settle": "quiet", "quietMs": 600000,
                          "timeoutMs": 600000});
     let send = tokio::spawn(async move { try_call(&client, "pty_send", endless).await });
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Once the send wrote its line (the terminal echoes it), it settles: stop the server.
+    let watcher = current_client(&server.url, TOKEN).await;
+    eventually_async("the send to write its line", || async {
+        let screen = call(&watcher, "pty_screen", json!({"id": id})).await;
+        ok(&screen)["screen"]
+            .as_str()
+            .is_some_and(|text| text.contains('x'))
+    })
+    .await;
     signal(&server.child, "TERM");
     let result = send
         .await
@@ -443,7 +472,9 @@ async fn a_hundred_thousand_unread_requests_keep_memory_flat() {
         }
         stdin
     });
-    // Nobody reads: the server must stop reading too.
+    // Nobody reads: the server must stop reading too. Two seconds of nobody reading are
+    // the subject (a server that reads on would have taken every request by then); the
+    // peak is sampled meanwhile.
     let mut peak = rss_before;
     for _ in 0..20 {
         tokio::time::sleep(Duration::from_millis(100)).await;

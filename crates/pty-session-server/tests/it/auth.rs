@@ -4,7 +4,10 @@
 
 use std::os::unix::fs::PermissionsExt as _;
 
-use crate::support::{INITIALIZE, current_client, http_server, raw_post, scratch, tokens_file};
+use crate::support::{
+    INITIALIZE, current_client, http_server, raw_post, scratch, server_of_alice_and_bob,
+    tokens_file,
+};
 
 const ALICE: &str = "alice-token-0123456789";
 const BOB: &str = "bob-token-9876543210";
@@ -127,16 +130,9 @@ async fn without_tokens_one_is_generated_into_a_private_file() {
 #[tokio::test]
 async fn a_legacy_mcp_session_belongs_to_its_token() {
     let dir = scratch("auth-session");
-    let tokens = tokens_file(&dir, &[("alice", ALICE), ("bob", BOB)]);
-    let server = http_server(&["--tokens", tokens.to_str().unwrap()], &[]).await;
+    let (server, session) = server_of_alice_and_bob(&dir, ALICE, BOB).await;
     let alice = format!("Bearer {ALICE}");
     let bob = format!("Bearer {BOB}");
-
-    let init = raw_post(server.addr, &[("Authorization", &alice)], INITIALIZE).await;
-    let session = init
-        .header("mcp-session-id")
-        .expect("a legacy MCP session")
-        .to_owned();
     let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
     let headers = |auth| {
         [

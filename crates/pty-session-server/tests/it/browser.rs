@@ -163,7 +163,7 @@ async fn a_person_logs_in_watches_and_types_through_the_web_view() {
     // Two MCP clients of one token: the page shows the sessions of both.
     let agent = current_client(&server.url, TOKEN).await;
     let legacy = legacy_client(&server.url, TOKEN).await;
-    let (python, _) = open(&agent, json!({"command": "python3 -q"})).await;
+    let (python, _) = open(&agent, at_home(json!({"command": "python3 -q"}), &dir)).await;
     let opened = call(
         &legacy,
         "pty_open",

@@ -13,13 +13,24 @@ use pty_session_server::tools::PtyTools;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::support::{assert_error, call, ok, open, stdio_server, try_call};
+use crate::support::{assert_error, call, eventually, ok, open, stdio_server, try_call};
 
 fn object(value: Value) -> rmcp::model::JsonObject {
     let Value::Object(object) = value else {
         unreachable!()
     };
     object
+}
+
+/// Waits until the session's window shows `text`.
+async fn shown(service: &PtyService, owner: &Owner, id: &str, text: &str) {
+    let id = pty_session::SessionId::new(id);
+    eventually(&format!("the window to show {text:?}"), || {
+        service
+            .screen(owner, &id)
+            .is_ok_and(|screen| screen.text().contains(text))
+    })
+    .await;
 }
 
 /// A send that would wait ten minutes: quiet mode ignores cat's input wait.
@@ -48,7 +59,8 @@ async fn a_cancelled_send_is_cancelled_and_keeps_its_output() {
     let start = Instant::now();
     let send = tools.send(&owner, object(endless_send(&id)), &cancel);
     let canceller = async {
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        // Once the line is written (the terminal echoes it), the send settles: cancel it.
+        shown(&service, &owner, &id, "kept").await;
         cancel.cancel();
     };
     let (result, ()) = tokio::join!(send, canceller);
@@ -111,7 +123,8 @@ async fn a_cancelled_waiting_tail_is_cancelled_and_keeps_its_output() {
     let endless = json!({"id": id, "settle": "quiet", "quietMs": 600000, "timeoutMs": 600000});
     let tail = tools.tail(&owner, object(endless), &cancel);
     let canceller = async {
-        tokio::time::sleep(Duration::from_millis(800)).await;
+        // The line comes while the tail waits for ten minutes of quiet: cancel it then.
+        shown(&service, &owner, &id, "kept").await;
         cancel.cancel();
     };
     let (result, ()) = tokio::join!(tail, canceller);

@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use crate::support::{
-    alive, call, current_client, exit_success, http_server, ok, signal, stdio_server,
+    alive, call, current_client, eventually, exit_success, http_server, ok, signal, stdio_server,
 };
 
 /// Opens a session whose command leaves a grandchild in its own session; returns both pids.
@@ -100,23 +100,17 @@ async fn sigkill_of_the_server_leaves_no_orphan_within_2_seconds() {
         )
         .await;
         ok(&result);
-        let start = std::time::Instant::now();
-        loop {
-            let found: Vec<u32> = std::fs::read_to_string(&file)
+        let mut found: Vec<u32> = Vec::new();
+        eventually("the 7 escapes to record their pids", || {
+            found = std::fs::read_to_string(&file)
                 .unwrap_or_default()
                 .lines()
                 .filter_map(|l| l.trim().parse().ok())
                 .collect();
-            if found.len() == 7 {
-                pids.extend(found);
-                break;
-            }
-            assert!(
-                start.elapsed().as_secs() < 10,
-                "escapes did not start: {found:?}"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
+            found.len() == 7
+        })
+        .await;
+        pids.extend(found);
     }
     // The spawner, its spare and the shims go too.
     let server_pid = server.child.id().expect("the server runs");
@@ -137,9 +131,13 @@ async fn sigkill_of_the_server_leaves_no_orphan_within_2_seconds() {
     signal(&server.child, "KILL");
     let _ = server.child.wait().await;
     let killed = std::time::Instant::now();
-    while pids.iter().any(|&pid| alive(pid)) && killed.elapsed().as_millis() < 2000 {
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    let _ = tokio::time::timeout(
+        std::time::Duration::from_secs(2),
+        eventually("every process to go", || {
+            !pids.iter().any(|&pid| alive(pid))
+        }),
+    )
+    .await;
     let survivors: Vec<u32> = pids.iter().copied().filter(|&pid| alive(pid)).collect();
     let took = killed.elapsed();
     let _ = std::fs::remove_dir_all(&dir);
@@ -188,25 +186,23 @@ async fn stdin_closed_during_a_long_send_ends_everything_within_half_a_second() 
         .await
     });
     // The line reached the program: the send now waits.
-    let started = std::time::Instant::now();
-    while !std::fs::read_to_string(&file).is_ok_and(|text| text == "go\n") {
-        if send.is_finished() {
-            panic!("the send ended early: {:?}", send.await);
-        }
-        assert!(
-            started.elapsed() < crate::support::DEADLINE,
-            "the line was not read"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    eventually("the program to read the line", || {
+        assert!(!send.is_finished(), "the send ended early");
+        std::fs::read_to_string(&file).is_ok_and(|text| text == "go\n")
+    })
+    .await;
     let closed = std::time::Instant::now();
     server.client.cancel().await.unwrap();
     let mut pids: Vec<u32> = vec![a, a_bg, waiter, server_pid];
     pids.extend(spawner.iter().chain(&shims).map(|&pid| pid as u32));
     let _ = server.child.wait().await;
-    while pids.iter().any(|&pid| alive(pid)) && closed.elapsed().as_millis() < 2000 {
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
+    let _ = tokio::time::timeout(
+        std::time::Duration::from_secs(2),
+        eventually("every process to go", || {
+            !pids.iter().any(|&pid| alive(pid))
+        }),
+    )
+    .await;
     let took = closed.elapsed();
     let survivors: Vec<u32> = pids.iter().copied().filter(|&pid| alive(pid)).collect();
     assert!(survivors.is_empty(), "alive 2 s after EOF: {survivors:?}");

@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use crate::support::{
-    Client, assert_error, call, current_client, http_server, ok, open, stdio_server, text,
+    Client, assert_error, bash, call, current_client, http_server, ok, open, stdio_server, text,
 };
 
 async fn list(client: &Client) -> (serde_json::Value, String) {
@@ -18,11 +18,7 @@ async fn listing(client: &Client) {
     assert_eq!((none, said.as_str()), (json!([]), "[no sessions]"));
     let (cat, cat_pid) = open(client, json!({"command": "exec cat", "cwd": "/tmp"})).await;
     let (done, _) = open(client, json!({"command": "echo bye; exit 3"})).await;
-    let (shell, _) = open(
-        client,
-        json!({"command": "bash --norc --noprofile -i", "env": {"PS1": "$ "}}),
-    )
-    .await;
+    let (shell, _) = open(client, bash()).await;
     let (sessions, said) = list(client).await;
     let ids: Vec<_> = sessions
         .as_array()

@@ -6,8 +6,8 @@
 use serde_json::json;
 
 use crate::support::{
-    Client, INITIALIZE, alive, assert_error, call, current_client, eventually, http_server,
-    legacy_client, ok, open, raw_post, raw_request, rpc_result, scratch, tokens_file,
+    Client, alive, assert_error, call, current_client, eventually, http_server, legacy_client, ok,
+    open, raw_request, rpc_result, scratch, server_of_alice_and_bob, tokens_file,
 };
 
 const ALICE: &str = "alice-token-0123456789";
@@ -147,16 +147,9 @@ async fn a_long_call_keeps_its_owner_active() {
 #[tokio::test]
 async fn delete_ends_only_the_mcp_session_and_only_for_its_token() {
     let dir = scratch("owners-delete-raw");
-    let tokens = tokens_file(&dir, &[("alice", ALICE), ("bob", BOB)]);
-    let server = http_server(&["--tokens", tokens.to_str().unwrap()], &[]).await;
+    let (server, session) = server_of_alice_and_bob(&dir, ALICE, BOB).await;
     let alice = format!("Bearer {ALICE}");
     let bob = format!("Bearer {BOB}");
-
-    let init = raw_post(server.addr, &[("Authorization", &alice)], INITIALIZE).await;
-    let session = init
-        .header("mcp-session-id")
-        .expect("an MCP session")
-        .to_owned();
     let send = |auth: &str, method: &'static str, body: &'static str| {
         let auth = auth.to_owned();
         let (addr, session) = (server.addr, session.clone());

@@ -93,15 +93,8 @@ impl Terminal {
     }
 
     pub(crate) async fn wait_for(&self, what: &str, needle: &str) {
-        let deadline = tokio::time::Instant::now() + DEADLINE;
-        while !self.text().contains(needle) {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "the terminal never showed {what} ({needle:?}); it shows:\n{}",
-                self.text()
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
+        let what = format!("the terminal to show {what} ({needle:?})");
+        eventually(&what, || self.text().contains(needle)).await;
     }
 
     pub(crate) fn close(self) -> String {
@@ -138,7 +131,7 @@ async fn attach_shows_output_types_keys_follows_the_window_and_detaches() {
     std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
     let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
     let agent = current_client(&server.url, TOKEN).await;
-    let (id, _pid) = open(&agent, json!({"command": "python3 -q"})).await;
+    let (id, _pid) = open(&agent, at_home(json!({"command": "python3 -q"}), &dir)).await;
 
     // `ls` lists the token's session.
     let listed = Command::new(BIN)
@@ -177,7 +170,7 @@ async fn attach_shows_output_types_keys_follows_the_window_and_detaches() {
     );
 
     // The session follows the person's window, at once and on SIGWINCH.
-    wait_until("the window of the person", || async {
+    eventually_async("the window of the person", || async {
         screen(&agent, &id).await["cols"] == 100
     })
     .await;
@@ -192,7 +185,7 @@ async fn attach_shows_output_types_keys_follows_the_window_and_detaches() {
     )
     .unwrap();
     signal(&attach, "WINCH");
-    wait_until("the new window", || async {
+    eventually_async("the new window", || async {
         let s = screen(&agent, &id).await;
         s["cols"] == 90 && s["rows"] == 25
     })
@@ -223,7 +216,7 @@ async fn attach_shows_output_types_keys_follows_the_window_and_detaches() {
     // A signal ends attach too, and the terminal still comes back.
     let mut attach = terminal.attach(&server, &token_file, &id);
     terminal.wait_for("a second attach", "attached to").await;
-    wait_until("raw mode again", || async {
+    eventually_async("raw mode again", || async {
         !terminal.modes().local_modes.contains(LocalModes::ICANON)
     })
     .await;
@@ -249,19 +242,6 @@ async fn attach_shows_output_types_keys_follows_the_window_and_detaches() {
 
 async fn screen(agent: &Client, id: &str) -> serde_json::Value {
     ok(&call(agent, "pty_screen", json!({"id": id})).await).clone()
-}
-
-/// Polls an async `condition` until it holds.
-async fn wait_until<F, Fut>(what: &str, mut condition: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + DEADLINE;
-    while !condition().await {
-        assert!(tokio::time::Instant::now() < deadline, "never: {what}");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -570,7 +550,7 @@ async fn attach_gives_the_terminal_back_from_vim_and_the_session_its_size() {
     let shell = "$ echo ready\r\nready\r\n$ pty-session attach\r\n";
     let mut attach = terminal.attach(&server, &token_file, &id);
     terminal.wait_for("vim's status line", "notes.txt").await;
-    wait_until("the window of the person", || async {
+    eventually_async("the window of the person", || async {
         let s = screen(&agent, &id).await;
         s["cols"] == 100 && s["rows"] == 30
     })
@@ -581,7 +561,7 @@ async fn attach_gives_the_terminal_back_from_vim_and_the_session_its_size() {
     terminal.type_keys(&[0x1d]);
     assert!(exit_success(&mut attach).await, "attach exits 0 on detach");
     terminal.wait_for("the detach note", "keeps running").await;
-    wait_until("the session's own size again", || async {
+    eventually_async("the session's own size again", || async {
         let s = screen(&agent, &id).await;
         s["cols"] == 90 && s["rows"] == 20
     })
@@ -624,7 +604,7 @@ async fn attach_gives_the_terminal_back_from_vim_and_the_session_its_size() {
     let seen = terminal.text().len();
     let mut attach = terminal.attach(&server, &token_file, &id);
     terminal.wait_for("a second attach", "attached to").await;
-    wait_until("the window of the person", || async {
+    eventually_async("the window of the person", || async {
         screen(&agent, &id).await["cols"] == 100
     })
     .await;

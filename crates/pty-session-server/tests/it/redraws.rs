@@ -2,11 +2,9 @@
 //! progress bars moved over with cursor-up, `top` repainting its window, `watch`. Each
 //! reads as a terminal shows it, not once per frame.
 
-use std::time::{Duration, Instant};
-
 use serde_json::{Value, json};
 
-use crate::support::{DEADLINE, call, ok, stdio_server};
+use crate::support::{at_home, call, eventually_async, ok, scratch, stdio_server};
 
 /// A shell script drawing two progress bars as uv, pip and rich do (each frame after the
 /// first goes up two rows and draws each row again); with `gate`, it waits for a line
@@ -74,20 +72,12 @@ async fn screen(client: &crate::support::Client, id: &str) -> String {
         .to_owned()
 }
 
-/// Polls the screen until `changed` says it moved on from `before`.
+/// Polls the screen until its first line moved on from `before`'s.
 async fn until_repainted(client: &crate::support::Client, id: &str, before: &str) {
-    let start = Instant::now();
-    loop {
-        let now = screen(client, id).await;
-        if now.lines().next() != before.lines().next() {
-            return;
-        }
-        assert!(
-            start.elapsed() < DEADLINE,
-            "no repaint after {DEADLINE:?}:\n{now}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually_async("a repaint", || async {
+        screen(client, id).await.lines().next() != before.lines().next()
+    })
+    .await;
 }
 
 /// Checks that a reply's lines hold at most one frame, none merged into another's line.
@@ -108,12 +98,14 @@ fn one_frame_at_most(value: &Value, field: &str, header: &str) {
 
 #[tokio::test]
 async fn top_through_mcp_reads_one_frame_per_reply() {
+    let home = scratch("top-home");
     let server = stdio_server(&[]).await;
     let client = &server.client;
     let opened = call(
         client,
         "pty_open",
-        json!({"command": "top -d 0.3", "timeoutMs": 15000}),
+        // top reads its layout from the user's toprc: a home of its own keeps its own.
+        at_home(json!({"command": "top -d 0.3", "timeoutMs": 15000}), &home),
     )
     .await;
     let value = ok(&opened);
@@ -134,6 +126,7 @@ async fn top_through_mcp_reads_one_frame_per_reply() {
     )
     .await;
     one_frame_at_most(ok(&sent), "delta", "top - ");
+    let _ = std::fs::remove_dir_all(home);
 }
 
 #[tokio::test]

@@ -4,7 +4,9 @@
 
 use serde_json::json;
 
-use crate::support::{call, ok, open, stdio_server, text};
+use std::cell::{Cell, RefCell};
+
+use crate::support::{bash, call, eventually_async, ok, open, stdio_server, text};
 
 /// The status line: the last line of the text block.
 fn status_line(text: &str) -> &str {
@@ -177,13 +179,8 @@ async fn truncation_is_reported_with_the_skipped_count() {
         json!({"command": "seq 1 30; exec cat", "settle": "none"}),
     )
     .await;
-    let (mut read, mut skipped, mut last) = (0, 0, String::new());
-    let start = std::time::Instant::now();
-    loop {
-        assert!(
-            start.elapsed() < crate::support::DEADLINE,
-            "30 lines never arrived"
-        );
+    let (read, skipped, last) = (Cell::new(0), Cell::new(0), RefCell::new(String::new()));
+    eventually_async("the 30 lines", || async {
         let result = call(client, "pty_tail", json!({"id": id, "lines": 2})).await;
         let value = ok(&result).clone();
         let lines = value["lines"].as_u64().unwrap();
@@ -193,17 +190,20 @@ async fn truncation_is_reported_with_the_skipped_count() {
             value["skipped"].as_u64().unwrap() > 0,
             "{value}"
         );
-        read += lines;
-        skipped += value["skipped"].as_u64().unwrap();
+        read.set(read.get() + lines);
+        skipped.set(skipped.get() + value["skipped"].as_u64().unwrap());
         if lines > 0 {
-            last = value["text"].as_str().unwrap().to_owned();
+            *last.borrow_mut() = value["text"].as_str().unwrap().to_owned();
         }
-        if value["totalLines"] == 30 && read + skipped == 30 {
-            break;
+        let counted = read.get() + skipped.get();
+        if value["totalLines"] == 30 && counted == 30 {
+            return true;
         }
-        assert!(read + skipped < 30, "no line counted twice: {value}");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+        assert!(counted < 30, "no line counted twice: {value}");
+        false
+    })
+    .await;
+    let last = last.into_inner();
     assert!(last.ends_with("30\n"), "{last:?}");
 }
 
@@ -270,11 +270,7 @@ async fn env_cwd_size_and_echo_reach_the_process() {
 async fn a_send_with_read_false_leaves_the_output_unread() {
     let server = stdio_server(&[]).await;
     let client = &server.client;
-    let (id, _) = open(
-        client,
-        json!({"command": "bash --norc --noprofile -i", "env": {"PS1": "$ "}}),
-    )
-    .await;
+    let (id, _) = open(client, bash()).await;
     let typed = call(
         client,
         "pty_send",

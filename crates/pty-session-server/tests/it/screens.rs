@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::support::{DEADLINE, call, ok, open, scratch, stdio_server, text};
+use crate::support::{bash, call, eventually_async, ok, open, scratch, stdio_server, text};
 
 #[tokio::test]
 async fn vim_through_mcp_with_keys_and_the_screen() {
@@ -97,11 +97,7 @@ async fn vim_through_mcp_with_keys_and_the_screen() {
 async fn resize_through_mcp() {
     let server = stdio_server(&[]).await;
     let client = &server.client;
-    let (id, _) = open(
-        client,
-        json!({"command": "bash --norc --noprofile -i", "env": {"PS1": "$ "}}),
-    )
-    .await;
+    let (id, _) = open(client, bash()).await;
     let resized = call(
         client,
         "pty_send",
@@ -155,16 +151,17 @@ async fn a_screen_frame_redraws_the_cells_in_their_colours() {
     )
     .await;
 
-    let start = std::time::Instant::now();
-    let value = loop {
+    let value = std::cell::RefCell::new(serde_json::Value::Null);
+    eventually_async("the program's screen", || async {
         let result = call(client, "pty_screen", json!({"id": id, "frame": true})).await;
-        let value = ok(&result).clone();
-        if value["screen"].as_str().unwrap().contains("status bar") {
-            break value;
-        }
-        assert!(start.elapsed() < DEADLINE, "the program's screen: {value}");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    };
+        *value.borrow_mut() = ok(&result).clone();
+        value.borrow()["screen"]
+            .as_str()
+            .unwrap()
+            .contains("status bar")
+    })
+    .await;
+    let value = value.into_inner();
     let frame = value["frame"].as_str().expect("a frame").as_bytes();
 
     let mut drawn = vt100::Parser::new(ROWS, COLS, 0);

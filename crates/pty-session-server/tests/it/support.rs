@@ -271,6 +271,25 @@ pub fn ok(result: &CallToolResult) -> &Value {
     structured(result)
 }
 
+/// `pty_open`'s `arguments` with a home of its own, `home` (`HOME` and `XDG_CONFIG_HOME` in
+/// its `env`): a real program that a test runs reads none of the configuration of the user
+/// who runs the tests (a toprc, python's history) and writes none.
+pub fn at_home(mut arguments: Value, home: &Path) -> Value {
+    let home = home.to_str().expect("a UTF-8 temp path");
+    let env = arguments["env"].as_object_mut().map(std::mem::take);
+    let mut env = env.unwrap_or_default();
+    env.insert("HOME".into(), home.into());
+    env.insert("XDG_CONFIG_HOME".into(), home.into());
+    arguments["env"] = Value::Object(env);
+    arguments
+}
+
+/// The arguments of `pty_open` for an interactive bash without rc files, with the prompt
+/// `$ `.
+pub fn bash() -> Value {
+    serde_json::json!({"command": "bash --norc --noprofile -i", "env": {"PS1": "$ "}})
+}
+
 /// Opens `command` and returns its session id and pid.
 pub async fn open(client: &Client, arguments: Value) -> (String, u32) {
     let result = call(client, "pty_open", arguments).await;
@@ -283,6 +302,31 @@ pub async fn open(client: &Client, arguments: Value) -> (String, u32) {
 /// Polls `condition` until it holds, panicking with `what` after the deadline.
 pub async fn eventually(what: &str, condition: impl FnMut() -> bool) {
     pty_session_testkit::eventually(what, DEADLINE, condition).await;
+}
+
+/// Polls the future `condition` makes until it yields true (a call to the server, say),
+/// panicking with `what` after the deadline.
+pub async fn eventually_async<F, Fut>(what: &str, condition: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    pty_session_testkit::eventually_async(what, DEADLINE, condition).await;
+}
+
+/// A `serve` that knows two tokens, `alice`'s and `bob`'s (from a tokens file in `dir`),
+/// and a legacy MCP session that alice's token initialized by hand: the server and the
+/// session's id.
+pub async fn server_of_alice_and_bob(dir: &Path, alice: &str, bob: &str) -> (HttpServer, String) {
+    let tokens = tokens_file(dir, &[("alice", alice), ("bob", bob)]);
+    let server = http_server(&["--tokens", tokens.to_str().unwrap()], &[]).await;
+    let auth = format!("Bearer {alice}");
+    let init = raw_post(server.addr, &[("Authorization", &auth)], INITIALIZE).await;
+    let session = init
+        .header("mcp-session-id")
+        .unwrap_or_else(|| panic!("no legacy MCP session: {init:?}"))
+        .to_owned();
+    (server, session)
 }
 
 /// A tokens file with `name token` lines.

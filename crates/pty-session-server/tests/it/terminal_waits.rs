@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{call, ok, open, scratch, stdio_server, text};
+use crate::support::{bash, call, ok, open, scratch, stdio_server, text};
 
 /// Sends `data` to session `id` with the default settle; the result and how long it took.
 async fn send(client: &crate::support::Client, id: &str, data: &str) -> (Value, Duration) {
@@ -62,11 +62,7 @@ async fn node_await_and_exit_settle_truthfully() {
 async fn read_with_a_timeout_and_password_prompts_settle_by_input() {
     let server = stdio_server(&[]).await;
     let client = &server.client;
-    let (id, _) = open(
-        client,
-        json!({"command": "bash --norc --noprofile -i", "env": {"PS1": "$ "}}),
-    )
-    .await;
+    let (id, _) = open(client, bash()).await;
     let (sent, took) = send(client, &id, "read -t 0.7 x; echo rc=$?").await;
     assert_eq!(sent["settledBy"], "input", "after {took:?}: {sent}");
     assert!(has_line(&sent, "delta", "rc=142"), "after {took:?}: {sent}");

@@ -457,15 +457,20 @@ mod tests {
         panic!("the settle never ended");
     }
 
-    #[test]
-    fn a_repl_settles_by_input_within_a_millisecond_of_its_prompt() {
-        let mut world = World::new(|t| {
-            if t < ms(2) {
+    /// A group that works until `until`, then waits for the person.
+    fn working_until(until: Duration) -> impl Fn(Duration) -> GroupLook {
+        move |t| {
+            if t < until {
                 GroupLook::Working
             } else {
                 input(t)
             }
-        });
+        }
+    }
+
+    #[test]
+    fn a_repl_settles_by_input_within_a_millisecond_of_its_prompt() {
+        let mut world = World::new(working_until(ms(2)));
         world.outputs = vec![ms(1), ms(2)];
         let (reason, at, _) = play(&world, SettleOptions::default());
         assert_eq!(reason, SettleReason::Input);
@@ -476,17 +481,9 @@ mod tests {
     fn work_on_a_pipe_before_the_prompt_is_waited_out() {
         // git add -p: git reads its child's pipe for 40 ms (working), then prints the hunk
         // and its prompt and reads the terminal.
-        let mut world = World::new(|t| {
-            if t < ms(41) {
-                GroupLook::Working
-            } else {
-                input(t)
-            }
-        });
+        let mut world = World::new(working_until(ms(41)));
         world.outputs = vec![ms(40), ms(41)];
-        let (reason, at, _) = play(&world, SettleOptions::default());
-        assert_eq!(reason, SettleReason::Input);
-        assert!(at > ms(41), "{at:?}");
+        settles_by_input_after(&world, ms(41));
     }
 
     #[test]
@@ -627,16 +624,22 @@ mod tests {
         assert!(looks > 900, "{looks} looks in a second");
     }
 
-    /// A group that waits on the terminal with a short timer until `fires`, then (after
-    /// its output) for the person.
-    fn soon_until(fires: Duration, within: Duration) -> impl Fn(Duration) -> GroupLook {
-        move |t| {
-            if t < fires {
-                GroupLook::Soon(within)
-            } else {
-                input(t)
-            }
+    /// A group that waits on the terminal with a short timer, one `(until, timer)` after
+    /// the other, then (after its output) for the person.
+    fn timers(steps: Vec<(Duration, Duration)>) -> impl Fn(Duration) -> GroupLook {
+        move |t| match steps.iter().find(|(until, _)| t < *until) {
+            Some(&(_, timer)) => GroupLook::Soon(timer),
+            None => input(t),
         }
+    }
+
+    /// Plays `world` with the default options; asserts that it settles by input, and
+    /// after `last`, its last output.
+    #[track_caller]
+    fn settles_by_input_after(world: &World, last: Duration) {
+        let (reason, at, _) = play(world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Input);
+        assert!(at > last, "{at:?}");
     }
 
     #[test]
@@ -644,7 +647,7 @@ mod tests {
         // node, `await` of a 1 s timer: its REPL waits on the terminal with a timeout
         // that ends when the timer fires, then prints the value and its prompt.
         for fires in [ms(1000), ms(300), ms(15)] {
-            let mut world = World::new(soon_until(fires, fires));
+            let mut world = World::new(timers(vec![(fires, fires)]));
             world.outputs = vec![ms(1), fires];
             let (reason, at, _) = play(&world, SettleOptions::default());
             assert_eq!(reason, SettleReason::Input, "{fires:?}");
@@ -656,40 +659,19 @@ mod tests {
     fn a_short_timer_after_another_is_waited_out_too() {
         // node after the evaluation: a 15 ms timer, then the 980 ms one of the await, and
         // no output until it fires; the default quiet period passes meanwhile.
-        let mut world = World::new(|t| {
-            if t < ms(15) {
-                GroupLook::Soon(ms(15))
-            } else if t < ms(995) {
-                GroupLook::Soon(ms(980))
-            } else {
-                input(t)
-            }
-        });
+        let mut world = World::new(timers(vec![(ms(15), ms(15)), (ms(995), ms(980))]));
         world.outputs = vec![ms(1), ms(995)];
-        let (reason, at, _) = play(&world, SettleOptions::default());
-        assert_eq!(reason, SettleReason::Input);
-        assert!(at > ms(995), "{at:?}");
+        settles_by_input_after(&world, ms(995));
     }
 
     #[test]
     fn a_timer_that_wakes_early_and_sleeps_again_is_waited_out() {
         // node's event loop wakes a millisecond before its timer is due (its clock counts
         // whole milliseconds) and sleeps once more: no loop, the value comes.
-        let mut world = World::new(|t| {
-            if t < ms(15) {
-                GroupLook::Soon(ms(15))
-            } else if t < ms(996) {
-                GroupLook::Soon(ms(980))
-            } else if t < ms(998) {
-                GroupLook::Soon(ms(1))
-            } else {
-                input(t)
-            }
-        });
+        let steps = vec![(ms(15), ms(15)), (ms(996), ms(980)), (ms(998), ms(1))];
+        let mut world = World::new(timers(steps));
         world.outputs = vec![ms(1), ms(998)];
-        let (reason, at, _) = play(&world, SettleOptions::default());
-        assert_eq!(reason, SettleReason::Input);
-        assert!(at > ms(998), "{at:?}");
+        settles_by_input_after(&world, ms(998));
     }
 
     #[test]
@@ -730,28 +712,31 @@ mod tests {
         GroupLook::Remote
     }
 
+    /// Plays an ssh session whose prompt's shape is known, with output at `outputs`, the
+    /// last of them its prompt: when it settled, which must be by the prompt.
+    #[track_caller]
+    fn settled_by_the_prompt(outputs: Vec<Duration>) -> Duration {
+        let mut world = World::new(remote);
+        world.prompt_known = true;
+        world.prompt = outputs.last().copied();
+        world.outputs = outputs;
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Prompt);
+        at
+    }
+
     #[test]
     fn a_remote_session_settles_when_its_prompt_comes_back() {
         // `for i in 1 2 3; do echo $i; sleep 0.5; done` over ssh: lines with pauses
         // longer than the quiet period, then the prompt.
-        let mut world = World::new(remote);
-        world.prompt_known = true;
-        world.outputs = vec![ms(1), ms(2), ms(502), ms(1002), ms(1503)];
-        world.prompt = Some(ms(1503));
-        let (reason, at, _) = play(&world, SettleOptions::default());
-        assert_eq!(reason, SettleReason::Prompt);
+        let at = settled_by_the_prompt(vec![ms(1), ms(2), ms(502), ms(1002), ms(1503)]);
         assert!(at >= ms(1503) + PROMPT_HOLD && at < ms(1556), "{at:?}");
     }
 
     #[test]
     fn a_prompt_must_stay_unchanged_for_a_moment() {
         // A line of the prompt's shape that goes on 20 ms later was not the prompt.
-        let mut world = World::new(remote);
-        world.prompt_known = true;
-        world.outputs = vec![ms(1), ms(100), ms(120), ms(400)];
-        world.prompt = Some(ms(400));
-        let (reason, at, _) = play(&world, SettleOptions::default());
-        assert_eq!(reason, SettleReason::Prompt);
+        let at = settled_by_the_prompt(vec![ms(1), ms(100), ms(120), ms(400)]);
         assert!(at >= ms(450), "{at:?}");
     }
 
@@ -782,12 +767,7 @@ mod tests {
     #[test]
     fn a_remote_session_with_a_prompt_shape_waits_out_silence_for_it() {
         // `sleep 2; echo done`: nothing for two seconds, then the line and the prompt.
-        let mut world = World::new(remote);
-        world.prompt_known = true;
-        world.outputs = vec![ms(1), ms(2001), ms(2002)];
-        world.prompt = Some(ms(2002));
-        let (reason, at, _) = play(&world, SettleOptions::default());
-        assert_eq!(reason, SettleReason::Prompt);
+        let at = settled_by_the_prompt(vec![ms(1), ms(2001), ms(2002)]);
         assert!(at >= ms(2052) && at < ms(2055), "{at:?}");
     }
 

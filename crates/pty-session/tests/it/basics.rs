@@ -341,7 +341,9 @@ async fn ctrl_c_interrupts_sleep_in_bash() {
 #[tokio::test]
 async fn python_repl_round_trip() {
     let (pty, owner) = service();
-    let opened = open(&pty, &owner, OpenRequest::new(format!("{} -q", python3()))).await;
+    let home = TempDir::new("python-home");
+    let python = at_home(OpenRequest::new(format!("{} -q", python3())), &home);
+    let opened = open(&pty, &owner, python).await;
     assert_eq!(
         (opened.pending.as_str(), opened.settled_by),
         (">>> ", SettleReason::Input)
@@ -400,7 +402,9 @@ async fn the_alternate_screen_stays_out_of_the_scrollback() {
 #[tokio::test]
 async fn a_simple_command_is_the_session_process() {
     let (pty, owner) = service();
-    let opened = open(&pty, &owner, OpenRequest::new(format!("{} -q", python3()))).await;
+    let home = TempDir::new("python-home");
+    let python = at_home(OpenRequest::new(format!("{} -q", python3())), &home);
+    let opened = open(&pty, &owner, python).await;
     let comm = std::fs::read_to_string(format!("/proc/{}/comm", opened.pid)).unwrap();
     assert!(comm.starts_with("python"), "pid {} is {comm:?}", opened.pid);
     let id = &opened.session_id;

@@ -245,9 +245,20 @@ async fn a_cancelled_waiting_tail_is_cancelled_and_keeps_the_output() {
         .quiet(Duration::from_millis(600_000))
         .timeout(Duration::from_millis(600_000))
         .cancel_on(cancel.clone());
+    // The tail's first progress report says it waits (it comes after a second).
+    let waiting = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let endless = endless.on_progress({
+        let waiting = waiting.clone();
+        move |_| waiting.store(true, std::sync::atomic::Ordering::Relaxed)
+    });
     let start = std::time::Instant::now();
     let canceller = async {
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        eventually(
+            "the tail to wait",
+            std::time::Duration::from_secs(30),
+            || waiting.load(std::sync::atomic::Ordering::Relaxed),
+        )
+        .await;
         pty.send(
             &owner,
             &id,
@@ -255,7 +266,16 @@ async fn a_cancelled_waiting_tail_is_cancelled_and_keeps_the_output() {
         )
         .await
         .unwrap();
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        // cat's copy of the line, after the terminal's echo: it came during the wait.
+        eventually(
+            "cat to copy the line",
+            std::time::Duration::from_secs(30),
+            || {
+                let screen = pty.screen(&owner, &id).unwrap();
+                screen.lines.iter().filter(|line| *line == "later").count() == 2
+            },
+        )
+        .await;
         cancel.cancel();
     };
     let (tail, ()) = tokio::join!(pty.tail(&owner, &id, endless), canceller);

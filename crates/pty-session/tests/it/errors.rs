@@ -84,7 +84,13 @@ async fn a_program_that_never_reads_gets_write_timeout_and_others_keep_answering
             SendRequest::new(flood.clone()).timeout(Duration::from_millis(1500))
         ),
         async {
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            // Once the stuck send has begun: the terminal echoes what enters its input
+            // queue, though nothing reads it.
+            eventually("the stuck send to begin", Duration::from_secs(10), || {
+                pty.screen(&owner, &stuck.session_id)
+                    .is_ok_and(|screen| screen.text().contains("yyyy"))
+            })
+            .await;
             let t = Instant::now();
             let sent = pty
                 .send(&owner, &other.session_id, SendRequest::new("alive"))
@@ -121,19 +127,12 @@ async fn a_program_that_never_reads_gets_write_timeout_and_others_keep_answering
         .unwrap();
     let interrupted = pty_session::Status::Exited(pty_session::ExitStatus::Signal(libc::SIGINT));
     // The settle ends at the exit; a tail confirms it should the exit come just after.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut status = sent.status;
-    while status != interrupted {
-        assert!(
-            Instant::now() < deadline,
-            "Ctrl-C did not end cat: {status:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        status = pty
-            .tail(&owner, &stuck.session_id, None)
-            .await
-            .unwrap()
-            .status;
+    if sent.status != interrupted {
+        eventually_async("Ctrl-C to end cat", Duration::from_secs(10), || async {
+            let tail = pty.tail(&owner, &stuck.session_id, None).await.unwrap();
+            tail.status == interrupted
+        })
+        .await;
     }
     pty.shutdown().await;
 }
@@ -164,14 +163,13 @@ async fn cancelled_send_keeps_the_output_for_the_next_read() {
     assert!(start.elapsed() < Duration::from_secs(15));
     // The line is kept for the next reads: bash wrote it before it started sleep, and the
     // drain takes it into the scrollback a moment later if it has not yet.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut text = String::new();
-    while !text.contains("before\n") {
-        assert!(Instant::now() < deadline, "{text:?}");
+    let text = std::cell::RefCell::new(String::new());
+    eventually_async("the line `before`", Duration::from_secs(10), || async {
         let tail = pty.tail(&owner, &opened.session_id, None).await.unwrap();
-        text.push_str(&tail.output.text);
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+        text.borrow_mut().push_str(&tail.output.text);
+        text.borrow().contains("before\n")
+    })
+    .await;
     pty.shutdown().await;
 }
 

@@ -324,18 +324,6 @@ async fn python_capturing_a_child_then_exiting_settles_by_exit_with_the_output()
     pty.shutdown().await;
 }
 
-/// Panics, loudly, when `program` is not on PATH.
-fn require(program: &str) {
-    let found = std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .is_ok_and(|out| out.status.success());
-    assert!(
-        found,
-        "{program} must be installed for this test (.ci/run installs it)"
-    );
-}
-
 /// node waits on the terminal and on the pipe of a child started with
 /// `child_process.exec`: the settle may end by input or on quiet, but never before the
 /// child's output, which node prints when the child is done, is in the reply.

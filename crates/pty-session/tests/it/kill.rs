@@ -75,14 +75,12 @@ async fn close_after_the_leader_exited_leaves_no_survivor() {
     );
     // The shim reports the exit right after it reaps the leader.
     let exited = pty_session::Status::Exited(pty_session::ExitStatus::Code(4));
-    let start = Instant::now();
-    while pty.tail(&owner, &id, None).await.unwrap().status != exited {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "the exit was not reported"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually_async(
+        "the exit to be reported",
+        Duration::from_secs(10),
+        || async { pty.tail(&owner, &id, None).await.unwrap().status == exited },
+    )
+    .await;
     let err = pty
         .send(&owner, &id, SendRequest::new("x"))
         .await

@@ -1,9 +1,12 @@
 //! What linking the library does to a binary: its constructor leaves the binary's own
 //! `main` alone, unless the service started the binary as its spawner.
 
+use std::io::Read;
 use std::os::fd::OwnedFd;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use pty_session_testkit::{eventually_blocking, waiting_for_input};
 
 /// This test binary links the library and has a `main` of its own (libtest's), like any
 /// consumer's binary: started normally, its `main` runs and lists the tests.
@@ -30,37 +33,59 @@ fn a_binary_that_links_the_library_runs_its_own_main() {
 fn with_the_marker_the_binary_is_a_spawner_and_exits_with_its_socket() {
     let exe = std::env::current_exe().unwrap();
     let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
-    let mut child = Command::new(&exe)
-        .arg("--list")
-        .env("PTY_SESSION_SPAWNER", "1")
-        .stdin(Stdio::from(OwnedFd::from(theirs)))
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // While the socket is open, the spawner waits for requests.
-    std::thread::sleep(Duration::from_millis(200));
+    let mut child = Reaped(
+        Command::new(&exe)
+            .arg("--list")
+            .env("PTY_SESSION_SPAWNER", "1")
+            .stdin(Stdio::from(OwnedFd::from(theirs)))
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // While the socket is open, the spawner waits for requests: it waits to read it
+    // (had it taken the marker for nothing, it would have run main and exited).
+    eventually_blocking(
+        "the spawner to read its socket",
+        Duration::from_secs(10),
+        || waiting_for_input(child.0.id()),
+    );
     assert!(
-        child.try_wait().unwrap().is_none(),
+        child.0.try_wait().unwrap().is_none(),
         "the spawner serves while its socket is open"
     );
     drop(ours);
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > Duration::from_secs(10) {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("the spawner did not exit after its socket hung up");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let out = child.wait_with_output().unwrap();
+    let mut status = None;
+    eventually_blocking(
+        "the spawner to exit after its socket hung up",
+        Duration::from_secs(10),
+        || {
+            status = child.0.try_wait().unwrap();
+            status.is_some()
+        },
+    );
+    let status = status.unwrap();
+    let mut stdout = Vec::new();
+    child
+        .0
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_end(&mut stdout)
+        .unwrap();
     assert!(status.success(), "{status}");
     assert!(
-        out.stdout.is_empty(),
+        stdout.is_empty(),
         "main did not run: {:?}",
-        String::from_utf8_lossy(&out.stdout)
+        String::from_utf8_lossy(&stdout)
     );
+}
+
+/// A child that is killed and reaped however the test ends.
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

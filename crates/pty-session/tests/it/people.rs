@@ -6,7 +6,6 @@ use std::time::Duration;
 use pty_session::{
     Config, OpenRequest, Owner, PtyService, SendRequest, SessionId, Settle, Status, WatchEvent,
 };
-use pty_session_testkit::eventually;
 
 use crate::support::*;
 
@@ -127,20 +126,14 @@ async fn only_agent_input_is_recorded_and_only_when_asked() {
 
 /// Tails `id` until its process exited; returns every line read.
 async fn until_exited(pty: &PtyService, owner: &Owner, id: &SessionId) -> String {
-    let mut transcript = String::new();
-    let start = std::time::Instant::now();
-    loop {
+    let transcript = std::cell::RefCell::new(String::new());
+    eventually_async(&format!("{id:?} to exit"), DEADLINE, || async {
         let tail = pty.tail(owner, id, Some(100_000)).await.unwrap();
-        transcript.push_str(&tail.output.text);
-        if matches!(tail.status, Status::Exited(_)) {
-            return transcript;
-        }
-        assert!(
-            start.elapsed() < DEADLINE,
-            "{id:?} did not exit: {transcript:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        transcript.borrow_mut().push_str(&tail.output.text);
+        matches!(tail.status, Status::Exited(_))
+    })
+    .await;
+    transcript.into_inner()
 }
 
 /// Reads a watch until its output holds `needle`; returns everything it read.
@@ -174,7 +167,13 @@ async fn watch_until(watch: &mut pty_session::Watch, needle: &str) -> String {
 async fn a_watcher_sees_recent_lines_then_live_bytes_and_a_person_types() {
     let (pty, owner) = service();
     let python = python3();
-    let opened = open(&pty, &owner, OpenRequest::new(format!("{python} -q"))).await;
+    let home = TempDir::new("python-home");
+    let opened = open(
+        &pty,
+        &owner,
+        at_home(OpenRequest::new(format!("{python} -q")), &home),
+    )
+    .await;
     let id = &opened.session_id;
     pty.send(&owner, id, SendRequest::new("print('be' + 'fore')"))
         .await

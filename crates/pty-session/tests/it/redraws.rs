@@ -122,10 +122,12 @@ fn one_frame_at_most(text: &str) {
 #[tokio::test]
 async fn top_on_the_main_screen_reads_as_one_frame_per_reply() {
     let (pty, owner) = service();
+    // top reads its layout from the user's toprc: a home of its own keeps its own.
+    let home = TempDir::new("top-home");
     let opened = open(
         &pty,
         &owner,
-        OpenRequest::new("top -d 0.3").timeout(Duration::from_millis(15_000)),
+        at_home(OpenRequest::new("top -d 0.3"), &home).timeout(Duration::from_millis(15_000)),
     )
     .await;
     let id = &opened.session_id;

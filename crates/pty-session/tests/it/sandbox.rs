@@ -142,7 +142,7 @@ exit 0"#
 
 #[tokio::test]
 async fn workspace_reaches_no_network() {
-    require_program("ping");
+    require("ping");
     let (pty, _) = service();
     let dir = TempDir::new("sbx-net");
     let (port, count) = http_server();
@@ -240,8 +240,8 @@ impl Drop for Outsider {
 
 #[tokio::test]
 async fn a_sandbox_cannot_signal_or_trace_outside_processes() {
-    require_program("strace");
-    require_program("gdb");
+    require("strace");
+    require("gdb");
     let (pty, _) = service();
     let dir = TempDir::new("sbx-signal");
     let outsider = Outsider::start();
@@ -294,7 +294,7 @@ async fn repls_settle_in_a_sandbox_as_outside() {
         let opened = open(
             &pty,
             &owner,
-            OpenRequest::new(&command)
+            at_home(OpenRequest::new(&command), &dir)
                 .cwd(&dir.0)
                 .env("PS1", "$ ")
                 .sandbox(Sandbox::Workspace)
@@ -323,8 +323,8 @@ async fn repls_settle_in_a_sandbox_as_outside() {
 
 #[tokio::test]
 async fn vim_and_git_add_p_settle_in_a_sandbox() {
-    require_program("vim");
-    require_program("git");
+    require("vim");
+    require("git");
     let (pty, owner) = service();
     let dir = TempDir::new("sbx-vim");
     let git = |args: &[&str]| {
@@ -523,16 +523,4 @@ fn a_kernel_without_what_the_sandbox_needs_gives_sandbox_unavailable() {
         assert!(err.to_string().contains("Landlock (this kernel"), "{err}");
         pty.shutdown().await;
     });
-}
-
-/// Skips nothing: a missing program fails the test with what to install.
-fn require_program(program: &str) {
-    let found = std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .is_ok_and(|out| out.status.success());
-    assert!(
-        found,
-        "{program} must be installed for this test (.ci/run installs it)"
-    );
 }

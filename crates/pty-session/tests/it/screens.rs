@@ -157,7 +157,8 @@ async fn less_searches_and_quits() {
         })
         .collect();
     let path = file(&dir, "lines.txt", &text);
-    let opened = open(&pty, &owner, OpenRequest::new(format!("less {path}"))).await;
+    let less = at_home(OpenRequest::new(format!("less {path}")), &dir);
+    let opened = open(&pty, &owner, less).await;
     let id = &opened.session_id;
     let screen = opened
         .screen
@@ -185,11 +186,8 @@ async fn htop_shows_its_header_and_processes_and_quits_on_f10() {
     // htop reads its layout from, and writes it back to, the user's config on quit: a
     // home of its own keeps the header as this test expects and the user's file untouched.
     let home_dir = TempDir::new("htop-home");
-    let home = home_dir.0.to_str().expect("a UTF-8 temp path");
-    let request = OpenRequest::new("htop")
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home)
-        .timeout(Duration::from_millis(15_000));
+    let request =
+        at_home(OpenRequest::new("htop"), &home_dir).timeout(Duration::from_millis(15_000));
     let opened = open(&pty, &owner, request).await;
     let screen = opened
         .screen
@@ -227,8 +225,12 @@ async fn git_commit_with_vim_as_the_editor() {
     let (pty, owner) = service();
     let dir = TempDir::new("git-commit");
     let repo = dir.0.to_str().unwrap().to_owned();
+    // git, on a terminal or not, reads none of the user's configuration.
+    let home = TempDir::new("git-home");
     let git = |args: &[&str]| {
         let out = std::process::Command::new("git")
+            .env("HOME", &home.0)
+            .env("XDG_CONFIG_HOME", &home.0)
             .args(["-C", &repo])
             .args(args)
             .output()
@@ -242,10 +244,13 @@ async fn git_commit_with_vim_as_the_editor() {
     let opened = open(
         &pty,
         &owner,
-        OpenRequest::new("git -c user.name=Agent -c user.email=agent@example.com commit")
-            .cwd(&dir.0)
-            .env("EDITOR", "vim --clean")
-            .timeout(Duration::from_millis(15_000)),
+        at_home(
+            OpenRequest::new("git -c user.name=Agent -c user.email=agent@example.com commit"),
+            &home,
+        )
+        .cwd(&dir.0)
+        .env("EDITOR", "vim --clean")
+        .timeout(Duration::from_millis(15_000)),
     )
     .await;
     let screen = opened.screen.as_ref().expect("the editor's screen");
@@ -273,9 +278,11 @@ async fn git_commit_with_vim_as_the_editor() {
 #[tokio::test]
 async fn top_on_the_main_screen_shows_one_clean_frame() {
     let (pty, owner) = service();
-    let opened = open(&pty, &owner, OpenRequest::new("top -d 0.5")).await;
+    // top reads its layout from the user's toprc: a home of its own keeps its own.
+    let home = TempDir::new("top-home");
+    let opened = open(&pty, &owner, at_home(OpenRequest::new("top -d 0.5"), &home)).await;
     assert!(!opened.alt_screen);
-    // Two refreshes later the screen is still one frame.
+    let mut watch = pty.watch(&owner, &opened.session_id).unwrap();
     let sent = pty
         .send(
             &owner,
@@ -285,7 +292,24 @@ async fn top_on_the_main_screen_shows_one_clean_frame() {
         .await
         .unwrap();
     assert_eq!(sent.status, Status::Running);
-    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    // Two refreshes later (top draws its header anew each time) the screen is still one
+    // frame.
+    // Two whole refreshes: the third has begun.
+    let two_frames = |drawn: &str| drawn.matches("top - ").count() >= 3;
+    let mut drawn = String::new();
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        while !two_frames(&drawn) {
+            match watch.next().await {
+                pty_session::WatchEvent::Output(bytes) => {
+                    drawn.push_str(&String::from_utf8_lossy(&bytes));
+                }
+                pty_session::WatchEvent::Ended => break,
+                _ => {}
+            }
+        }
+    })
+    .await;
+    assert!(two_frames(&drawn), "top did not refresh twice: {drawn:?}");
     let screen = pty.screen(&owner, &opened.session_id).unwrap();
     let text = screen.text();
     assert!(!screen.alt_screen);
@@ -318,7 +342,8 @@ async fn nano_types_writes_and_exits() {
     let opened = open(
         &pty,
         &owner,
-        OpenRequest::new(format!("nano {path}")).timeout(Duration::from_millis(15_000)),
+        at_home(OpenRequest::new(format!("nano {path}")), &dir)
+            .timeout(Duration::from_millis(15_000)),
     )
     .await;
     let id = &opened.session_id;

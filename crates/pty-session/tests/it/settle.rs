@@ -180,11 +180,12 @@ async fn repls_settle_by_input_wait() {
             eprintln!("NOTE: {tool} is not installed; its input-wait settle is not measured");
         }
     }
+    let home = TempDir::new("repls-home");
     for (command, data, answer) in cases {
         let opened = open(
             &pty,
             &owner,
-            OpenRequest::new(&command)
+            at_home(OpenRequest::new(&command), &home)
                 .env("PS1", "$ ")
                 .timeout(Duration::from_millis(20_000)),
         )

@@ -49,6 +49,26 @@ pub fn python3() -> String {
         .to_owned()
 }
 
+/// `request` with a home of its own, `home` (`HOME` and `XDG_CONFIG_HOME`): a real program
+/// that a test runs reads none of the configuration of the user who runs the tests (an
+/// htoprc, a toprc, a .gitconfig, a .nanorc, python's history) and writes none.
+pub fn at_home(request: OpenRequest, home: &TempDir) -> OpenRequest {
+    let home = home.0.to_str().expect("a UTF-8 temp path");
+    request.env("HOME", home).env("XDG_CONFIG_HOME", home)
+}
+
+/// Skips nothing: when `program` is not on PATH, the test fails, saying what to install.
+pub fn require(program: &str) {
+    let found = std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    assert!(
+        found,
+        "{program} must be installed for this test (.ci/run installs it)"
+    );
+}
+
 /// The pids a shell command wrote, one per line, into `file`.
 pub fn read_pids(file: &std::path::Path) -> Vec<i32> {
     std::fs::read_to_string(file)
@@ -97,4 +117,4 @@ pub fn spawner_of(pid: i32) -> i32 {
     spawner
 }
 
-pub use pty_session_testkit::{alive, eventually, in_own_process};
+pub use pty_session_testkit::{alive, eventually, eventually_async, in_own_process};

@@ -48,18 +48,6 @@ async fn timed_send(
     }
 }
 
-/// Panics, loudly, when `program` is not on PATH.
-fn require(program: &str) {
-    let found = std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .is_ok_and(|out| out.status.success());
-    assert!(
-        found,
-        "{program} must be installed for this test (.ci/run installs it)"
-    );
-}
-
 /// node's REPL awaiting a timer waits on the terminal with the timer's timeout: the value
 /// comes in the same reply, which then settles by input at the prompt.
 #[tokio::test]
@@ -404,43 +392,6 @@ async fn mc_settles_by_input_after_each_key() {
             screen(&sent.screen)
         );
         assert!(took < PROMPT_SETTLES_WITHIN, "{key} took {took:?}");
-    }
-    pty.shutdown().await;
-}
-
-/// Round trips that settle by input, for the benchmark report: a measurement, not a check
-/// (`--ignored --nocapture`).
-#[tokio::test]
-#[ignore = "a measurement: run with --ignored --nocapture"]
-async fn measure_round_trips_settled_by_input() {
-    let (pty, owner) = service();
-    let cases = [
-        ("cat", OpenRequest::new("cat"), "hello"),
-        ("bash", bash(), "echo $((6*7))"),
-        ("node", OpenRequest::new("node"), "6*7"),
-    ];
-    for (what, request, data) in cases {
-        let opened = open(&pty, &owner, request.timeout(Duration::from_millis(20_000))).await;
-        let mut samples = Vec::new();
-        for _ in 0..60 {
-            let (sent, took) =
-                timed_send(&pty, &owner, &opened.session_id, SendRequest::new(data)).await;
-            assert_eq!(
-                sent.settled_by,
-                SettleReason::Input,
-                "{what}: {}",
-                sent_shows(&sent)
-            );
-            samples.push(took);
-        }
-        samples.sort();
-        let at = |q: usize| samples[samples.len() * q / 100].as_secs_f64() * 1000.0;
-        eprintln!(
-            "{what:5} {data:15} p50 {:.2} · p90 {:.2} ms",
-            at(50),
-            at(90)
-        );
-        pty.close(&owner, &opened.session_id).await.unwrap();
     }
     pty.shutdown().await;
 }
