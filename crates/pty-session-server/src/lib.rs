@@ -50,6 +50,7 @@ pub mod stdio;
 pub mod stdio_framing;
 pub mod stream_slots;
 pub mod tools;
+mod view_stream;
 pub mod web;
 pub mod wire;
 mod xterm;

@@ -12,10 +12,8 @@
 use std::time::UNIX_EPOCH;
 
 use futures_util::{SinkExt as _, StreamExt as _};
-use pty_session::{Owner, PtyService, SessionId, SessionInfo, Status, WatchEvent};
-use serde::Deserialize;
+use pty_session::{Owner, PtyService, SessionId, SessionInfo, Status};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::mpsc;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -23,6 +21,7 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig
 use tokio_util::sync::CancellationToken;
 
 use crate::attach::ListedSession;
+use crate::view_stream::{self, Incoming, Input, PersonSocket};
 
 /// The largest message either side may send: a paste of 1 MiB, as a send takes.
 const MAX_MESSAGE_BYTES: usize = pty_session::limits::MAX_DATA_BYTES + 1024;
@@ -63,22 +62,6 @@ pub fn listed(info: SessionInfo, owner: &str) -> ListedSession {
     }
 }
 
-/// What an attached person sends as a text message.
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
-enum ViewerMessage {
-    /// Their terminal's size changed; the session follows.
-    Resize { cols: u16, rows: u16 },
-    /// Keystrokes as text.
-    Keys { data: String },
-}
-
-/// What a viewer's message asks of the session.
-enum Input {
-    Keys(Vec<u8>),
-    Resize(u16, u16),
-}
-
 fn text(value: serde_json::Value) -> Message {
     Message::Text(value.to_string().into())
 }
@@ -106,7 +89,7 @@ pub async fn stream<S>(
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let watched = owner.and_then(|owner| Some((service.watch(&owner, &id).ok()?, owner)));
-    let Some((mut watch, owner)) = watched else {
+    let Some((watch, owner)) = watched else {
         let message = format!("NOT_FOUND: the background server has no session {id}");
         let _ = socket
             .send(text(
@@ -115,93 +98,35 @@ pub async fn stream<S>(
             .await;
         return close(&mut socket, CLOSE_NOT_FOUND, "no such session").await;
     };
-    let first = match watch.frame.take() {
-        Some(frame) => frame,
-        None => std::mem::take(&mut watch.recent).into_bytes(),
-    };
-    let hello = serde_json::json!({
-        "type": "hello", "id": id.as_str(), "cols": watch.cols, "rows": watch.rows,
-    });
-    if socket.send(text(hello)).await.is_err()
-        || socket.send(Message::Binary(first.into())).await.is_err()
-    {
-        return;
-    }
     tracing::debug!(session = %id, %owner, "a person attached");
-
-    // Keys are written by a task of their own, in order, so that a program slow to read
-    // them never holds back its output on the way to the person.
-    let (keys_tx, mut keys_rx) = mpsc::channel::<Input>(64);
-    let (errors_tx, mut errors_rx) = mpsc::channel::<String>(8);
-    let writer = {
-        let (service, owner, id) = (service.clone(), owner.clone(), id.clone());
-        tokio::spawn(async move {
-            while let Some(input) = keys_rx.recv().await {
-                let result = match input {
-                    Input::Keys(bytes) => service.person_input(&owner, &id, &bytes).await,
-                    Input::Resize(cols, rows) => {
-                        service.person_resize(&owner, &id, cols, rows).await
-                    }
-                };
-                if let Err(err) = result {
-                    let _ = errors_tx.try_send(format!("{}: {err}", err.code()));
-                }
-            }
-        })
-    };
-    let mut reason = "person left";
-    loop {
-        let sent = tokio::select! {
-            event = watch.next() => match event {
-                WatchEvent::Output(bytes) => socket.send(Message::Binary(bytes.to_vec().into())).await,
-                WatchEvent::Resize { cols, rows } => {
-                    socket.send(text(serde_json::json!({"type": "resize", "cols": cols, "rows": rows}))).await
-                }
-                WatchEvent::Skipped(chunks) => {
-                    socket.send(text(serde_json::json!({"type": "skipped", "chunks": chunks}))).await
-                }
-                _ => {
-                    let _ = socket.send(text(serde_json::json!({"type": "ended"}))).await;
-                    reason = "session ended";
-                    break;
-                }
-            },
-            message = socket.next() => {
-                let input = match message {
-                    Some(Ok(Message::Binary(bytes))) => Input::Keys(bytes.to_vec()),
-                    Some(Ok(Message::Text(body))) => match serde_json::from_str(body.as_str()) {
-                        Ok(ViewerMessage::Keys { data }) => Input::Keys(data.into_bytes()),
-                        Ok(ViewerMessage::Resize { cols, rows }) => Input::Resize(cols, rows),
-                        Err(err) => {
-                            let message = format!("INVALID_ARGUMENT: {err}");
-                            if socket.send(text(serde_json::json!({"type": "error", "message": message}))).await.is_err() {
-                                break;
-                            }
-                            continue;
-                        }
-                    },
-                    Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
-                    Some(Ok(_)) => continue,
-                };
-                if keys_tx.send(input).await.is_err() {
-                    break;
-                }
-                Ok(())
-            }
-            Some(error) = errors_rx.recv() => {
-                socket.send(text(serde_json::json!({"type": "error", "message": error}))).await
-            }
-            () = stop.cancelled() => {
-                reason = "server stopping";
-                break;
-            }
-        };
-        if sent.is_err() {
-            break;
-        }
-    }
-    drop(keys_tx);
-    let _ = writer.await;
+    let reason = view_stream::serve(
+        &mut socket,
+        service,
+        (&owner, &id),
+        watch,
+        stop,
+        "person left",
+    )
+    .await;
     tracing::debug!(session = %id, reason, "a person detached");
     close(&mut socket, 1000, reason).await;
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> PersonSocket for WebSocketStream<S> {
+    async fn send_bytes(&mut self, bytes: Vec<u8>) -> bool {
+        self.send(Message::Binary(bytes.into())).await.is_ok()
+    }
+
+    async fn send_message(&mut self, message: serde_json::Value) -> bool {
+        self.send(text(message)).await.is_ok()
+    }
+
+    async fn receive(&mut self) -> Incoming {
+        match self.next().await {
+            Some(Ok(Message::Binary(bytes))) => Incoming::Input(Input::Keys(bytes.to_vec())),
+            Some(Ok(Message::Text(body))) => Input::from_text(body.as_str()),
+            Some(Ok(Message::Close(_))) | None | Some(Err(_)) => Incoming::Left,
+            Some(Ok(_)) => Incoming::Other,
+        }
+    }
 }

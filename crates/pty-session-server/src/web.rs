@@ -26,16 +26,14 @@ use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
 use axum::Router;
-use axum::body::Bytes;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http::{Extensions, HeaderMap, HeaderValue, StatusCode, header};
-use pty_session::{Owner, PtyService, SessionId, Status, WatchEvent};
+use pty_session::{Owner, PtyService, SessionId, Status};
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::Tokens;
@@ -43,6 +41,7 @@ use crate::connections::{self, Connection};
 use crate::owner::{Owners, Principal};
 use crate::refusal::{self, Cause};
 use crate::stream_slots::{MAX_STREAMS, StreamSlots, Waiting};
+use crate::view_stream::{self, Incoming, Input, PersonSocket};
 use crate::xterm::{XTERM_CSS, XTERM_JS};
 
 const INDEX_HTML: &str = include_str!("../web/index.html");
@@ -160,16 +159,6 @@ impl WebSession {
             sandbox: info.sandbox.as_str(),
         }
     }
-}
-
-/// What a viewer sends as a text message.
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
-enum ViewerMessage {
-    /// Its terminal's size changed (`attach`); the session follows.
-    Resize { cols: u16, rows: u16 },
-    /// Keystrokes as text, for a viewer that does not send binary messages.
-    Keys { data: String },
 }
 
 /// The first message of a WebSocket whose request had no token header.
@@ -436,7 +425,7 @@ async fn serve_stream(
     let watched = web
         .owner_of(&principal, &id)
         .and_then(|owner| Some((web.service.watch(&owner, &id).ok()?, owner)));
-    let Some((mut watch, owner)) = watched else {
+    let Some((watch, owner)) = watched else {
         let _ = socket
             .send(text(serde_json::json!({
                 "type": "error",
@@ -445,112 +434,36 @@ async fn serve_stream(
             .await;
         return close(socket, CLOSE_NOT_FOUND, "no such session").await;
     };
-    let first = match watch.frame.take() {
-        Some(frame) => frame,
-        None => std::mem::take(&mut watch.recent).into_bytes(),
-    };
-    let hello = serde_json::json!({
-        "type": "hello", "id": id.as_str(), "cols": watch.cols, "rows": watch.rows,
-    });
-    if socket.send(text(hello)).await.is_err()
-        || socket.send(Message::Binary(first.into())).await.is_err()
-    {
-        return;
-    }
     tracing::debug!(session = %id, principal = %principal.0, "a person watches");
-
-    // Keystrokes are written by a task of their own, in order, so that a program slow
-    // to read them never holds back its output on the way to the viewer.
-    let (keys_tx, mut keys_rx) = mpsc::channel::<Input>(64);
-    let (errors_tx, mut errors_rx) = mpsc::channel::<String>(8);
-    let writer = {
-        let (service, owner, id) = (web.service.clone(), owner.clone(), id.clone());
-        tokio::spawn(async move {
-            while let Some(input) = keys_rx.recv().await {
-                let result = match input {
-                    Input::Keys(bytes) => service.person_input(&owner, &id, &bytes).await,
-                    Input::Resize(cols, rows) => {
-                        service.person_resize(&owner, &id, cols, rows).await
-                    }
-                };
-                if let Err(err) = result {
-                    let _ = errors_tx.try_send(format!("{}: {err}", err.code()));
-                }
-            }
-        })
-    };
-    let mut reason = "viewer left";
-    loop {
-        tokio::select! {
-            event = watch.next() => match event {
-                WatchEvent::Output(bytes) => {
-                    if socket.send(Message::Binary(Bytes::copy_from_slice(&bytes))).await.is_err() {
-                        break;
-                    }
-                }
-                WatchEvent::Resize { cols, rows } => {
-                    let resized = serde_json::json!({"type": "resize", "cols": cols, "rows": rows});
-                    if socket.send(text(resized)).await.is_err() {
-                        break;
-                    }
-                }
-                WatchEvent::Skipped(chunks) => {
-                    let skipped = serde_json::json!({"type": "skipped", "chunks": chunks});
-                    if socket.send(text(skipped)).await.is_err() {
-                        break;
-                    }
-                }
-                _ => {
-                    let _ = socket.send(text(serde_json::json!({"type": "ended"}))).await;
-                    reason = "session ended";
-                    break;
-                }
-            },
-            message = socket.recv() => {
-                let input = match message {
-                    Some(Ok(Message::Binary(bytes))) => Input::Keys(bytes.to_vec()),
-                    Some(Ok(Message::Text(body))) => match serde_json::from_str(body.as_str()) {
-                        Ok(ViewerMessage::Keys { data }) => Input::Keys(data.into_bytes()),
-                        Ok(ViewerMessage::Resize { cols, rows }) => Input::Resize(cols, rows),
-                        Err(err) => {
-                            let _ = errors_tx_message(&mut socket, &format!("INVALID_ARGUMENT: {err}")).await;
-                            continue;
-                        }
-                    },
-                    Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
-                    Some(Ok(_)) => continue,
-                };
-                if keys_tx.send(input).await.is_err() {
-                    break;
-                }
-            }
-            Some(error) = errors_rx.recv() => {
-                if errors_tx_message(&mut socket, &error).await.is_err() {
-                    break;
-                }
-            }
-            () = web.stop.cancelled() => {
-                reason = "server stopping";
-                break;
-            }
-        }
-    }
-    drop(keys_tx);
-    let _ = writer.await;
+    let service = &web.service;
+    let reason = view_stream::serve(
+        &mut socket,
+        service,
+        (&owner, &id),
+        watch,
+        &web.stop,
+        "viewer left",
+    )
+    .await;
     tracing::debug!(session = %id, reason, "a person stopped watching");
     close(socket, 1000, reason).await;
 }
 
-/// What a viewer's message asks of the session.
-enum Input {
-    Keys(Vec<u8>),
-    Resize(u16, u16),
-}
+impl PersonSocket for WebSocket {
+    async fn send_bytes(&mut self, bytes: Vec<u8>) -> bool {
+        self.send(Message::Binary(bytes.into())).await.is_ok()
+    }
 
-async fn errors_tx_message(socket: &mut WebSocket, message: &str) -> Result<(), axum::Error> {
-    socket
-        .send(text(
-            serde_json::json!({"type": "error", "message": message}),
-        ))
-        .await
+    async fn send_message(&mut self, message: serde_json::Value) -> bool {
+        self.send(text(message)).await.is_ok()
+    }
+
+    async fn receive(&mut self) -> Incoming {
+        match self.recv().await {
+            Some(Ok(Message::Binary(bytes))) => Incoming::Input(Input::Keys(bytes.to_vec())),
+            Some(Ok(Message::Text(body))) => Input::from_text(body.as_str()),
+            Some(Ok(Message::Close(_))) | None | Some(Err(_)) => Incoming::Left,
+            Some(Ok(_)) => Incoming::Other,
+        }
+    }
 }
