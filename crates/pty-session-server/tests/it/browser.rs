@@ -265,8 +265,7 @@ async fn a_person_logs_in_watches_and_types_through_the_web_view() {
     }
     drop(agent);
     drop(legacy);
-    signal(&server.child, "TERM");
-    assert!(exit_success(&mut server.child).await);
+    server.stop().await;
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -333,7 +332,6 @@ async fn the_mcp_app_under_the_sdk_host_types_without_reading_and_stops() {
     assert_eq!(ok(&listed)["sessions"], json!([]), "{listed:?}");
 
     drop(agent);
-    signal(&server.child, "TERM");
-    assert!(exit_success(&mut server.child).await);
+    server.stop().await;
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -118,8 +118,7 @@ async fn streams_without_a_token_do_not_crowd_out_viewers_with_one() {
     drop(idle);
     call(&agent, "pty_close", json!({"id": id})).await;
     drop(agent);
-    signal(&server.child, "TERM");
-    assert!(exit_success(&mut server.child).await);
+    server.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -165,8 +164,7 @@ async fn served_in_little_memory(
     );
     drop(held);
     drop(client);
-    signal(&server.child, "TERM");
-    assert!(exit_success(&mut server.child).await);
+    server.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -309,8 +307,7 @@ async fn every_route_refuses_a_foreign_host() {
     let log = server.log();
     assert!(lines_of(&log, "foreign-host") >= 1, "{log}");
     assert!(log.contains("evil.example"), "the Host is named:\n{log}");
-    signal(&server.child, "TERM");
-    assert!(exit_success(&mut server.child).await);
+    server.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -401,8 +398,7 @@ async fn a_flood_of_refusals_is_logged_once_a_second() {
     })
     .await;
     assert!(!server.log().contains(TOKEN), "no token in the log");
-    signal(&server.child, "TERM");
-    assert!(exit_success(&mut server.child).await);
+    server.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -441,8 +437,7 @@ async fn api_answers_are_neither_stored_nor_sniffed() {
     );
     let page = raw_request_to(server.addr, "GET", "/", &[], "").await;
     assert_eq!(page.header("x-content-type-options"), Some("nosniff"));
-    signal(&server.child, "TERM");
-    assert!(exit_success(&mut server.child).await);
+    server.stop().await;
 }
 
 /// The environment a session's program sees, as `env` prints it.
@@ -492,8 +487,7 @@ async fn no_secret_of_the_server_reaches_a_session() {
         );
     }
     drop(agent);
-    signal(&server.child, "TERM");
-    assert!(exit_success(&mut server.child).await);
+    server.stop().await;
 
     // The same over stdio: a token meant for another server stays out of sessions too.
     let mut command = tokio::process::Command::new(BIN);
@@ -569,8 +563,7 @@ async fn a_sessions_program_holds_its_terminal_and_nothing_of_the_server() {
     }
     live.abort();
     drop(agent);
-    signal(&server.child, "TERM");
-    assert!(exit_success(&mut server.child).await);
+    server.stop().await;
 
     // Over stdio, where the server's stdin and stdout are the protocol's pipes.
     let server = stdio_server(&[]).await;

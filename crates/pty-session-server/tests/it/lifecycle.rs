@@ -279,7 +279,6 @@ async fn an_http_client_dropping_mid_call_logs_no_error() {
     // The session stays, and answers.
     let tail = call(&client, "pty_tail", json!({"id": id})).await;
     ok(&tail);
-    signal(&server.child, "TERM");
-    assert!(exit_success(&mut server.child).await);
+    server.stop().await;
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -9,8 +9,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::process::Command;
 
 use crate::support::{
-    BIN, INITIALIZE, current_client, exit_success, http_server_from, open, raw_post, raw_request,
-    signal,
+    BIN, INITIALIZE, current_client, http_server_from, open, raw_post, raw_request,
 };
 
 const TOKEN: &str = "logs-token-0123456789ab";
@@ -85,8 +84,7 @@ async fn serve_is_quiet_about_what_clients_do() {
     drop(stream);
     assert_eq!(raw_request(addr, "DELETE", &headers, "").await.status, 204);
 
-    signal(&server.child, "TERM");
-    assert!(exit_success(&mut server.child).await);
+    server.stop().await;
     let log = server.log();
     for line in log.lines() {
         assert!(

@@ -235,8 +235,7 @@ async fn attach_shows_output_types_keys_follows_the_window_and_detaches() {
     assert!(seen.contains("401"), "the refusal says why:\n{seen}");
     call(&agent, "pty_close", json!({"id": id})).await;
     drop(agent);
-    signal(&server.child, "TERM");
-    assert!(exit_success(&mut server.child).await);
+    server.stop().await;
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -342,8 +341,7 @@ async fn the_web_api_needs_the_token_and_a_loopback_origin_and_the_page_a_strict
     assert!(!server.log().contains(alice), "no token in the log");
 
     drop(agent);
-    signal(&server.child, "TERM");
-    assert!(exit_success(&mut server.child).await);
+    server.stop().await;
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -354,17 +352,11 @@ async fn the_web_api_needs_the_token_and_a_loopback_origin_and_the_page_a_strict
 async fn a_viewers_keys_reach_the_program_promptly() {
     use futures_util::{SinkExt as _, StreamExt as _};
     use tokio_tungstenite::tungstenite::Message;
-    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 
     let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
     let agent = current_client(&server.url, TOKEN).await;
     let (id, _) = open(&agent, json!({"command": "stty -echo; exec cat"})).await;
-    let mut request = format!("ws://{}/api/sessions/{id}/stream", server.addr)
-        .into_client_request()
-        .unwrap();
-    request
-        .headers_mut()
-        .insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+    let request = server.stream_request(&id, TOKEN);
     let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
     // The hello and the recent lines.
     for _ in 0..2 {
@@ -400,8 +392,7 @@ async fn a_viewers_keys_reach_the_program_promptly() {
     drop(socket);
     call(&agent, "pty_close", json!({"id": id})).await;
     drop(agent);
-    signal(&server.child, "TERM");
-    assert!(exit_success(&mut server.child).await);
+    server.stop().await;
 }
 
 /// A viewer who comes while a full-screen program runs starts from its screen, in its
@@ -411,7 +402,6 @@ async fn a_viewers_keys_reach_the_program_promptly() {
 async fn a_viewer_of_a_full_screen_program_starts_from_its_screen() {
     use futures_util::StreamExt as _;
     use tokio_tungstenite::tungstenite::Message;
-    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 
     let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
     let agent = current_client(&server.url, TOKEN).await;
@@ -427,12 +417,7 @@ async fn a_viewer_of_a_full_screen_program_starts_from_its_screen() {
         json!({"command": program, "settle": "quiet", "quietMs": 300}),
     )
     .await;
-    let mut request = format!("ws://{}/api/sessions/{id}/stream", server.addr)
-        .into_client_request()
-        .unwrap();
-    request
-        .headers_mut()
-        .insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+    let request = server.stream_request(&id, TOKEN);
     let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
     let hello = socket.next().await.unwrap().unwrap();
     assert!(matches!(hello, Message::Text(_)), "{hello:?}");
@@ -519,8 +504,7 @@ async fn a_viewer_of_a_full_screen_program_starts_from_its_screen() {
     drop(socket);
     call(&agent, "pty_close", json!({"id": id})).await;
     drop(agent);
-    signal(&server.child, "TERM");
-    assert!(exit_success(&mut server.child).await);
+    server.stop().await;
 }
 
 /// Detached from vim, the person's terminal is as before the attach: on the main screen
@@ -637,8 +621,7 @@ async fn attach_gives_the_terminal_back_from_vim_and_the_session_its_size() {
     terminal.close();
     call(&agent, "pty_close", json!({"id": id})).await;
     drop(agent);
-    signal(&server.child, "TERM");
-    assert!(exit_success(&mut server.child).await);
+    server.stop().await;
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -742,6 +725,5 @@ async fn a_flood_skips_a_stalled_viewer_and_memory_stays_bounded() {
         call(&agent, "pty_close", json!({"id": id})).await;
     }
     drop(agent);
-    signal(&server.child, "TERM");
-    assert!(exit_success(&mut server.child).await);
+    server.stop().await;
 }

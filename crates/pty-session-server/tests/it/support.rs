@@ -96,6 +96,32 @@ impl HttpServer {
     pub fn log(&self) -> String {
         self.log.lock().unwrap().clone()
     }
+
+    /// SIGTERM, and the server must exit cleanly.
+    pub async fn stop(&mut self) {
+        signal(&self.child, "TERM");
+        assert!(
+            exit_success(&mut self.child).await,
+            "serve exits cleanly on SIGTERM; its log:\n{}",
+            self.log()
+        );
+    }
+
+    /// The request that opens session `id`'s terminal stream with `token` in its header.
+    pub fn stream_request(
+        &self,
+        id: &str,
+        token: &str,
+    ) -> tokio_tungstenite::tungstenite::handshake::client::Request {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+        let mut request = format!("ws://{}/api/sessions/{id}/stream", self.addr)
+            .into_client_request()
+            .unwrap();
+        request
+            .headers_mut()
+            .insert("authorization", format!("Bearer {token}").parse().unwrap());
+        request
+    }
 }
 
 /// Starts `pty-session serve --listen 127.0.0.1:0 <args>` with `env` and waits until it
