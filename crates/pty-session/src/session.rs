@@ -188,6 +188,11 @@ impl State {
         self.scrollback.line_end()
     }
 
+    /// The number of the next line the read cursor gives out.
+    pub(crate) fn read_cursor(&self) -> u64 {
+        self.scrollback.cursor()
+    }
+
     /// The number of the oldest line still in the scrollback.
     pub(crate) fn line_begin(&self) -> u64 {
         self.scrollback.line_begin()

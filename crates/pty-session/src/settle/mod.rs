@@ -109,7 +109,7 @@ impl Baseline {
     pub(crate) fn at_open(session: &Session) -> Baseline {
         let state = session.state();
         Baseline {
-            line_mark: state.scrollback.line_end(),
+            line_mark: state.line_end(),
             lines_mark: state.lines_end(),
             output_seq: Some(state.output_seq),
             prompt: Some(PromptShape::any()),
@@ -121,13 +121,13 @@ impl Baseline {
     /// prompt pending now (not on a full screen) gives the shape of the one to come back.
     pub(crate) fn before_send(session: &Session, submits: bool) -> Baseline {
         let state = session.state();
-        let prompt = if submits && !state.renderer.alt_screen() {
-            PromptShape::learn(&state.renderer.pending())
+        let prompt = if submits && !state.in_alt_screen() {
+            PromptShape::learn(&state.pending())
         } else {
             None
         };
         Baseline {
-            line_mark: state.scrollback.line_end(),
+            line_mark: state.line_end(),
             lines_mark: state.lines_end(),
             output_seq: Some(state.output_seq),
             prompt,
@@ -140,7 +140,7 @@ impl Baseline {
     pub(crate) fn unread(session: &Session) -> Baseline {
         let state = session.state();
         Baseline {
-            line_mark: state.scrollback.cursor(),
+            line_mark: state.read_cursor(),
             lines_mark: state.lines_end(),
             output_seq: None,
             prompt: None,
@@ -180,12 +180,12 @@ pub(crate) async fn settle(
                 // them until they are read.
                 let matched = state.lines_from(checked).any(|l| until.is_match(l))
                     || (base.output_seq != Some(state.output_seq)
-                        && until.is_match(&state.renderer.pending()));
-                checked = state.scrollback.line_end();
+                        && until.is_match(&state.pending()));
+                checked = state.line_end();
                 matched
             });
             // A full screen has no prompt line: quiet ends the settle there.
-            settler.prompt_known = base.prompt.is_some() && !state.renderer.alt_screen();
+            settler.prompt_known = base.prompt.is_some() && !state.in_alt_screen();
             // The prompt has come back: a pending line of its shape, after the command's
             // output (a line completed since a send: its echo at least, which may still be
             // one of the window's open rows, not yet a numbered line).
@@ -195,7 +195,7 @@ pub(crate) async fn settle(
                 && base
                     .prompt
                     .as_ref()
-                    .is_some_and(|shape| shape.matches(&state.renderer.pending()));
+                    .is_some_and(|shape| shape.matches(&state.pending()));
             Seen {
                 now,
                 changed,

@@ -119,7 +119,7 @@ pub(crate) async fn watch<T>(
                 .lines_from(from)
                 .map(|line| line.chars().take(LINE_CHARS).collect())
                 .collect();
-            (lines, state.renderer.pending(), end)
+            (lines, state.pending(), end)
         };
         let changed = total_lines != reported.0 || pending != reported.1;
         if pacer.report(now, changed) {
