@@ -309,19 +309,13 @@ macro_rules! apply_settle {
 }
 
 /// A window size from JSON as the library takes it. The library checks the range; a
-/// number too large for its type gets the library's words for one out of range.
+/// number too large for its type is refused by the library's own check.
 fn window(argument: &str, value: Option<u64>) -> Result<Option<u16>, Error> {
     value
-        .map(|value| {
-            u16::try_from(value).map_err(|_| {
-                Error::invalid(
-                    argument,
-                    format!(
-                        "{value} is out of range; give 1..={}",
-                        pty_session::limits::MAX_WINDOW
-                    ),
-                )
-            })
+        .map(|value| match u16::try_from(value) {
+            Ok(value) => Ok(value),
+            Err(_) => Err(pty_session::check_window(argument, value)
+                .expect_err("a window wider than u16 is out of range")),
         })
         .transpose()
 }

@@ -110,7 +110,7 @@ pub use owned::OwnedSession;
 pub use owner::{Owner, SessionId};
 pub use request::{
     ExitStatus, OpenRequest, Opened, Output, Rest, SendRequest, Sent, SessionInfo, Settle,
-    SettleReason, Status, Tail, TailRequest, limits,
+    SettleReason, Status, Tail, TailRequest, check_window, limits,
 };
 pub use sandbox::{ABI_CEILING_VAR, Sandbox};
 pub use service::PtyService;

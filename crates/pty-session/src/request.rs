@@ -681,6 +681,8 @@ pub mod limits {
     pub const MAX_DATA_BYTES: usize = 1024 * 1024;
     /// The largest `cols` and `rows`.
     pub const MAX_WINDOW: u64 = 1000;
+    // A window fits the requests' `u16`: whatever is wider is out of range.
+    const _: () = assert!(MAX_WINDOW <= u16::MAX as u64);
     /// The default window.
     pub const DEFAULT_COLS: u16 = 120;
     /// The default window.
@@ -776,7 +778,7 @@ pub(crate) fn check_open(request: &OpenRequest) -> Result<(), crate::Error> {
             ));
         }
     }
-    window(request.cols.map(u64::from), request.rows.map(u64::from))
+    window(request.cols, request.rows)
 }
 
 /// Checks the names of a send's `keys`. Their bytes depend on the modes the program set,
@@ -811,20 +813,33 @@ pub(crate) fn check_send(request: &SendRequest) -> Result<(), crate::Error> {
             ),
         ));
     }
-    window(request.cols.map(u64::from), request.rows.map(u64::from))
+    window(request.cols, request.rows)
 }
 
 /// Checks a window size: each in 1..=[`limits::MAX_WINDOW`].
-fn window(cols: Option<u64>, rows: Option<u64>) -> Result<(), crate::Error> {
+fn window(cols: Option<u16>, rows: Option<u16>) -> Result<(), crate::Error> {
     for (what, value) in [("cols", cols), ("rows", rows)] {
-        if let Some(value) = value
-            && (value == 0 || value > limits::MAX_WINDOW)
-        {
-            return Err(crate::Error::invalid(
-                what,
-                format!("{value} is out of range; give 1..={}", limits::MAX_WINDOW),
-            ));
+        if let Some(value) = value {
+            check_window(what, value.into())?;
         }
+    }
+    Ok(())
+}
+
+/// Checks one side of a window (`what`: `cols` or `rows`): in 1..=[`limits::MAX_WINDOW`].
+/// Public so that a caller holding wider numbers than the requests' `u16` (a JSON server)
+/// refuses one out of range in the same words.
+///
+/// ```
+/// assert!(pty_session::check_window("cols", 80).is_ok());
+/// assert!(pty_session::check_window("rows", 70_000).is_err());
+/// ```
+pub fn check_window(what: &str, value: u64) -> Result<(), crate::Error> {
+    if value == 0 || value > limits::MAX_WINDOW {
+        return Err(crate::Error::invalid(
+            what,
+            format!("{value} is out of range; give 1..={}", limits::MAX_WINDOW),
+        ));
     }
     Ok(())
 }
