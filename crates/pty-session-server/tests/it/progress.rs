@@ -127,7 +127,10 @@ async fn progress_during_settles(client: &RunningService<RoleClient, ProgressCli
         json!({"id": shell, "data": "for i in 1 2 3; do echo send $i; sleep 0.6; done"}),
     )
     .await;
-    assert!(sent["delta"].as_str().unwrap().contains("send 3"));
+    assert!(
+        sent["delta"].as_str().unwrap().contains("send 3"),
+        "the send waits out the loop: {sent}"
+    );
     crate::support::eventually("progress of a send", || {
         seen.lock()
             .unwrap()

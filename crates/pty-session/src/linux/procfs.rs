@@ -409,9 +409,24 @@ impl GroupProbe {
                     (task.pid, wait)
                 })
                 .collect();
-            blocked::verdict(&waits)
+            match blocked::verdict(&waits) {
+                // What a task waits on could not be read because it woke or ended between
+                // the two reads (a `sleep` that exits as it is looked at): the group moved
+                // under the look, which is work, not a wait nobody can tell.
+                Verdict::CannotTell if !self.still_asleep(&asleep, &mut buf) => Verdict::Working,
+                verdict => verdict,
+            }
         };
         Look::Sample(Some(GroupSample { verdict, runs }))
+    }
+
+    /// Whether the tasks `asleep` (indices into the records) all still sleep, read afresh.
+    fn still_asleep(&self, asleep: &[usize], buf: &mut [u8; RECORD_BYTES]) -> bool {
+        asleep.iter().all(|&i| {
+            read_again(&self.tasks[i].stat, buf)
+                .and_then(|stat| parse_task_stat(&stat))
+                .is_some_and(|(state, _, flags)| state == 'S' && flags & PF_EXITING == 0)
+        })
     }
 }
 
@@ -612,6 +627,34 @@ mod tests {
             "{alive:?}"
         );
         assert_eq!(probe.sample(&[pid]), None);
+    }
+
+    #[test]
+    fn a_wait_that_cannot_be_read_counts_only_while_its_task_still_sleeps() {
+        // A task whose wait cannot be read is a wait nobody can tell while it sleeps on;
+        // one that ended between the two reads was work (the group moved under the look).
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        let mut probe = GroupProbe::default();
+        let seen = probe.sample(&[pid]);
+        let mut buf = [0; RECORD_BYTES];
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let sleeping = loop {
+            let asleep = probe.still_asleep(&[0], &mut buf);
+            if asleep || std::time::Instant::now() > deadline {
+                break asleep;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let ended = probe.still_asleep(&[0], &mut buf);
+        assert!(seen.is_some(), "the sleep was seen");
+        assert!(sleeping, "a task in nanosleep sleeps");
+        assert!(!ended, "a reaped task does not");
     }
 
     #[test]
