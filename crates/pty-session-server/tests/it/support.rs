@@ -1,6 +1,7 @@
 //! Running the real `pty-session` binary and talking to it with the rmcp client: over
 //! stdio, and over HTTP with the current protocol or a legacy one with MCP sessions.
 
+use std::io::ErrorKind;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio as ProcessStdio;
@@ -432,11 +433,34 @@ pub async fn raw_request_to(
     }
     request.push_str("\r\n");
     request.push_str(body);
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    stream.write_all(request.as_bytes()).await.unwrap();
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (mut reader, mut writer) = stream.into_split();
+    // The server may answer before it has read the whole body (a refused size) and close:
+    // the request is written beside the read, and a write cut short by that is no error.
+    // The write half is kept until the answer is read: dropping it would half-close the
+    // connection, which the server takes for the client's going away.
+    let writing = tokio::spawn(async move {
+        match writer.write_all(request.as_bytes()).await {
+            Err(err)
+                if !matches!(
+                    err.kind(),
+                    ErrorKind::BrokenPipe | ErrorKind::ConnectionReset
+                ) =>
+            {
+                panic!("writing the request: {err}")
+            }
+            _ => writer,
+        }
+    });
     let mut bytes = Vec::new();
-    // An SSE answer ends when its one response is sent; bound the read all the same.
-    let _ = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut bytes)).await;
+    // An SSE answer ends when its one response is sent; bound the read all the same. What
+    // was read before a reset is kept.
+    let _ = tokio::time::timeout(Duration::from_secs(10), reader.read_to_end(&mut bytes)).await;
+    if writing.is_finished() {
+        drop(writing.await.expect("the request was written"));
+    } else {
+        writing.abort();
+    }
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     let status = head
