@@ -379,37 +379,21 @@ fn is_json(headers: &HeaderMap) -> bool {
         })
 }
 
-/// Reads a request body within `maxRequestBytes` and `httpBodyTimeoutSecs`.
+/// How much of a body past `maxRequestBytes` is read and dropped before the 413 goes out.
+/// A client that writes its whole request before it reads (most do) would otherwise meet
+/// a connection reset instead of the answer: closing a socket with unread bytes resets it.
+const DRAIN_BYTES: usize = 64 * 1024 * 1024;
+
+/// Reads a request body within `maxRequestBytes` and `httpBodyTimeoutSecs`. A body too
+/// large is read on and dropped, up to [`DRAIN_BYTES`] more and within the same time,
+/// so that its client reads the 413.
 async fn read_body(limits: &HttpLimits, body: Body) -> Result<Bytes, Response> {
-    match tokio::time::timeout(
-        limits.body_timeout,
-        axum::body::to_bytes(body, limits.max_body_bytes),
-    )
-    .await
-    {
-        Ok(Ok(bytes)) => Ok(bytes),
-        Ok(Err(err)) => {
-            let too_large = std::error::Error::source(&err)
-                .is_some_and(|source| source.is::<http_body_util::LengthLimitError>());
-            Err(if too_large {
-                (
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    format!(
-                        "413 Payload Too Large: a request body may have at most {} bytes \
-                         (maxRequestBytes)\n",
-                        limits.max_body_bytes
-                    ),
-                )
-                    .into_response()
-            } else {
-                (
-                    StatusCode::BAD_REQUEST,
-                    format!("400 Bad Request: cannot read the request body: {err}\n"),
-                )
-                    .into_response()
-            })
-        }
-        Err(_) => Err((
+    let deadline = tokio::time::Instant::now() + limits.body_timeout;
+    let mut read = BodyRead::default();
+    let outcome =
+        tokio::time::timeout_at(deadline, read.collect(body, limits.max_body_bytes)).await;
+    let timed_out = || {
+        (
             StatusCode::REQUEST_TIMEOUT,
             format!(
                 "408 Request Timeout: the request body did not arrive within {} s \
@@ -417,8 +401,66 @@ async fn read_body(limits: &HttpLimits, body: Body) -> Result<Bytes, Response> {
                 limits.body_timeout.as_secs()
             ),
         )
+            .into_response()
+    };
+    match outcome {
+        Ok(Ok(())) if read.total <= limits.max_body_bytes => Ok(read.kept.freeze()),
+        Ok(Ok(())) => Err(too_large(limits)),
+        // Past the drain's bound, or out of time while draining: the answer goes out all
+        // the same (the client may miss it).
+        Err(_) if read.total > limits.max_body_bytes => Err(too_large(limits)),
+        Err(_) => Err(timed_out()),
+        Ok(Err(err)) => Err((
+            StatusCode::BAD_REQUEST,
+            format!("400 Bad Request: cannot read the request body: {err}\n"),
+        )
             .into_response()),
     }
+}
+
+/// What [`read_body`] has read so far.
+#[derive(Default)]
+struct BodyRead {
+    /// The body, while it is within the limit.
+    kept: bytes::BytesMut,
+    /// Bytes read in all.
+    total: usize,
+}
+
+impl BodyRead {
+    /// Reads `body` to its end, keeping it while it is within `limit`; past the limit it
+    /// reads on without keeping, and stops after [`DRAIN_BYTES`] more.
+    async fn collect(&mut self, mut body: Body, limit: usize) -> Result<(), axum::Error> {
+        use http_body_util::BodyExt as _;
+        while let Some(frame) = body.frame().await {
+            let Ok(data) = frame?.into_data() else {
+                continue;
+            };
+            self.total = self.total.saturating_add(data.len());
+            if self.total <= limit {
+                self.kept.extend_from_slice(&data);
+            } else {
+                self.kept = bytes::BytesMut::new();
+                if self.total - limit > DRAIN_BYTES {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The answer to a body past `maxRequestBytes`.
+fn too_large(limits: &HttpLimits) -> Response {
+    (
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!(
+            "413 Payload Too Large: a request body may have at most {} bytes \
+             (maxRequestBytes)\n",
+            limits.max_body_bytes
+        ),
+    )
+        .into_response()
 }
 
 /// What the gate looks at in a JSON-RPC request body: its method and id.

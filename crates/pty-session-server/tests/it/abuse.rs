@@ -7,14 +7,14 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::process::Command;
 
 use crate::support::{
-    BIN, INITIALIZE, alive, assert_error, call, current_client, eventually, eventually_async,
-    exit_success, http_server, http_server_from, ok, open, open_fds, raw_post, raw_request,
-    rpc_result, rss_kib, scratch, signal, tokens_file, try_call,
+    BIN, DEADLINE, INITIALIZE, alive, assert_error, call, current_client, eventually,
+    eventually_async, exit_success, http_server, http_server_from, ok, open, open_fds, raw_post,
+    raw_request, rpc_result, rss_kib, scratch, signal, tokens_file, try_call,
 };
 
 const TOKEN: &str = "abuse-token-0123456789";
@@ -332,6 +332,66 @@ async fn the_largest_valid_body_passes_and_others_get_json_rpc_or_size_errors() 
     let refused = raw_post(server.addr, &[("Authorization", &auth)], &huge).await;
     assert_eq!(refused.status, 413, "{}", refused.head);
     assert!(refused.body.contains("maxRequestBytes"), "{}", refused.body);
+}
+
+#[tokio::test]
+async fn a_client_that_writes_a_huge_body_before_reading_gets_the_413() {
+    // Most clients write the whole request, then read. A server that answers a body too
+    // large and closes with the rest unread resets the connection, and the client sees a
+    // reset, not the answer: the server reads the rest and drops it first.
+    let server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let body = format!("[\"{}\"]", "x".repeat(40 * 1024 * 1024));
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {TOKEN}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        server.addr,
+        body.len()
+    );
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let written = stream.write_all(body.as_bytes()).await;
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(DEADLINE, stream.read_to_end(&mut answer)).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(written.is_ok(), "the body was written whole: {written:?}");
+    assert!(matches!(read, Ok(Ok(_))), "the answer was read: {read:?}");
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("maxRequestBytes"), "{answer}");
+}
+
+#[tokio::test]
+async fn a_body_that_stops_coming_gets_408_and_one_too_large_413_all_the_same() {
+    let server = http_server(
+        &["--http-body-timeout-secs", "1"],
+        &[("PTY_SESSION_TOKEN", TOKEN)],
+    )
+    .await;
+    // (declared length, bytes sent): a short body that stalls, and one past the limit
+    // that stalls while it is drained.
+    let cases = [
+        (100, 10, "408"),
+        (9 * 1024 * 1024, 9 * 1024 * 1024 - 1, "413"),
+    ];
+    for (declared, sent, status) in cases {
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {TOKEN}\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Length: {declared}\r\nConnection: close\r\n\r\n",
+            server.addr
+        );
+        let mut stream = TcpStream::connect(server.addr).await.unwrap();
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(&vec![b' '; sent]).await.unwrap();
+        let mut answer = Vec::new();
+        let read = tokio::time::timeout(DEADLINE, stream.read_to_end(&mut answer)).await;
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(matches!(read, Ok(Ok(_))), "the answer was read: {read:?}");
+        assert!(
+            answer.starts_with(&format!("HTTP/1.1 {status}")),
+            "{declared} declared, {sent} sent: {answer}"
+        );
+    }
 }
 
 #[tokio::test]

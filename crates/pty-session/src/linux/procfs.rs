@@ -613,6 +613,9 @@ mod tests {
 
     #[test]
     fn the_probe_sees_a_member_go() {
+        // Also what `still_asleep` answers, which decides whether a wait that could not
+        // be read is one nobody can tell (the task sleeps on) or was work (it ended
+        // between the two reads of a look).
         let mut child = std::process::Command::new("sleep")
             .arg("30")
             .spawn()
@@ -620,26 +623,6 @@ mod tests {
         let pid = child.id() as i32;
         let mut probe = GroupProbe::default();
         let alive = probe.sample(&[pid]);
-        child.kill().unwrap();
-        child.wait().unwrap();
-        assert!(
-            alive.is_some_and(|s| s.verdict != Verdict::Input),
-            "{alive:?}"
-        );
-        assert_eq!(probe.sample(&[pid]), None);
-    }
-
-    #[test]
-    fn a_wait_that_cannot_be_read_counts_only_while_its_task_still_sleeps() {
-        // A task whose wait cannot be read is a wait nobody can tell while it sleeps on;
-        // one that ended between the two reads was work (the group moved under the look).
-        let mut child = std::process::Command::new("sleep")
-            .arg("30")
-            .spawn()
-            .unwrap();
-        let pid = child.id() as i32;
-        let mut probe = GroupProbe::default();
-        let seen = probe.sample(&[pid]);
         let mut buf = [0; RECORD_BYTES];
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         let sleeping = loop {
@@ -651,10 +634,16 @@ mod tests {
         };
         child.kill().unwrap();
         child.wait().unwrap();
-        let ended = probe.still_asleep(&[0], &mut buf);
-        assert!(seen.is_some(), "the sleep was seen");
+        assert!(
+            alive.is_some_and(|s| s.verdict != Verdict::Input),
+            "{alive:?}"
+        );
         assert!(sleeping, "a task in nanosleep sleeps");
-        assert!(!ended, "a reaped task does not");
+        assert!(
+            !probe.still_asleep(&[0], &mut buf),
+            "a reaped task does not"
+        );
+        assert_eq!(probe.sample(&[pid]), None);
     }
 
     #[test]
