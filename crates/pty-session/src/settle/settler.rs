@@ -127,10 +127,14 @@ pub(crate) struct Settler {
     until: bool,
     start: Instant,
     deadline: Instant,
-    /// The latest look said only quiet can tell.
+    /// The latest two looks said only quiet can tell.
     cannot_tell: bool,
-    /// The latest look said the group waits on the terminal and an outside source.
+    /// The latest two looks said the group waits on the terminal and an outside source.
     remote: bool,
+    /// The look before this step's: a verdict that lets quiet end the settle counts once
+    /// two looks in a row give it, so that one look that raced the group (a process
+    /// ending between two reads of its records) cannot end a settle early.
+    last_look: Option<GroupLook>,
     /// A prompt shape is known for this settle: where the group is remote, the prompt
     /// coming back ends it, not quiet.
     pub(crate) prompt_known: bool,
@@ -164,6 +168,7 @@ impl Settler {
             deadline: plan.deadline,
             cannot_tell: false,
             remote: false,
+            last_look: None,
             prompt_known: false,
             soon_fires: None,
             soon_longest: (Duration::ZERO, 0),
@@ -229,8 +234,10 @@ impl Settler {
         let exited = seen.exit.is_some();
         let quiet_at = seen.last_output.max(self.start) + self.quiet;
         if let Some(group) = seen.group {
-            self.cannot_tell = group == GroupLook::CannotTell;
-            self.remote = group == GroupLook::Remote;
+            let twice = |look: GroupLook| group == look && self.last_look == Some(look);
+            self.cannot_tell = twice(GroupLook::CannotTell);
+            self.remote = twice(GroupLook::Remote);
+            self.last_look = Some(group);
             if let GroupLook::Soon(within) = group {
                 // Not input wait until the timer fired. A short-timer wait seen after the
                 // last one surely fired is a new one: a program that loops on timers of
@@ -506,6 +513,28 @@ mod tests {
         let (reason, at, _) = play(&world, options(Settle::Auto, 3000, 10_000));
         assert_eq!(reason, SettleReason::Quiet);
         assert!(at >= ms(5001) && at < ms(5003), "{at:?}");
+    }
+
+    #[test]
+    fn one_look_that_cannot_tell_does_not_end_a_settle_on_quiet() {
+        // A shell loop: `echo`, then a `sleep` longer than the quiet period. One look
+        // (only one lands in a millisecond of ticks) raced the sleep's exit and could
+        // not tell; the looks around it see the group work, then wait for the person.
+        let raced = std::rc::Rc::new(std::cell::Cell::new(0));
+        let counted = raced.clone();
+        let mut world = World::new(move |t| {
+            if t >= ms(600) && t < ms(601) {
+                counted.set(counted.get() + 1);
+                GroupLook::CannotTell
+            } else {
+                working_until(ms(1200))(t)
+            }
+        });
+        world.outputs = vec![ms(1), ms(601)];
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(raced.get(), 1, "the racing look was taken");
+        assert_eq!(reason, SettleReason::Input);
+        assert!(at >= ms(1200) && at < ms(1202), "{at:?}");
     }
 
     #[test]
