@@ -641,3 +641,67 @@ async fn a_client_that_comes_while_the_server_exits_starts_a_new_one() {
     );
     drop((silent, first, second));
 }
+
+/// A background server that takes a connection and goes away without serving it (it was
+/// exiting as the client came): the client tries again, starts a new server and is
+/// served. A real server cannot be made to lose this race on purpose, so a stand-in
+/// holds the lock and the socket as a server does, reads the client's first line, and
+/// exits without answering.
+#[tokio::test]
+async fn a_client_whose_connection_a_leaving_server_drops_tries_again() {
+    use tokio::io::AsyncBufReadExt as _;
+    let runtime = Runtime::new("dropped");
+    let project = runtime.project("project");
+    let dir = runtime.dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let stand_in = "import fcntl, os, socket, sys\n\
+        lock = open(sys.argv[1] + '/persist.lock', 'a')\n\
+        fcntl.flock(lock, fcntl.LOCK_EX)\n\
+        path = sys.argv[1] + '/persist.sock'\n\
+        listener = socket.socket(socket.AF_UNIX)\n\
+        listener.bind(path)\n\
+        os.chmod(path, 0o600)\n\
+        listener.listen()\n\
+        print('listening', flush=True)\n\
+        conn, _ = listener.accept()\n\
+        hello = conn.makefile().readline()\n\
+        os.unlink(path)\n\
+        listener.close()\n\
+        print('dropped', hello.strip() != '', flush=True)\n\
+        conn.close()\n";
+    let mut server = Command::new("python3")
+        .args(["-c", stand_in])
+        .arg(&dir)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut said = tokio::io::BufReader::new(server.stdout.take().unwrap()).lines();
+    assert_eq!(
+        said.next_line().await.unwrap().as_deref(),
+        Some("listening")
+    );
+
+    let client = runtime.client(&project, &[]).await;
+    let listed = call(&client.client, "pty_list", json!({})).await;
+    assert!(sessions(&listed).is_empty(), "{listed:?}");
+    let dropped = said.next_line().await.unwrap();
+    assert_eq!(
+        dropped.as_deref(),
+        Some("dropped True"),
+        "it read the hello"
+    );
+    assert!(server.wait().await.unwrap().success());
+    let (_, pid) = crate::support::open(
+        &client.client,
+        json!({"command": "sleep 309", "settle": "none"}),
+    )
+    .await;
+    let servers = runtime.servers();
+    assert_eq!(servers.len(), 1, "a real server took over: {servers:?}");
+    let (stopped, said) = runtime.run(&["stop"]).await;
+    assert!(stopped, "{said}");
+    assert!(!alive(pid) && !alive(servers[0]));
+    drop(client);
+}
