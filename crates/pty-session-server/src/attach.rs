@@ -547,6 +547,9 @@ async fn attached<T>(
 where
     T: AsyncRead + AsyncWrite + Unpin,
 {
+    // Handled before the terminal goes raw: a signal in between would end attach with
+    // the terminal left raw.
+    let mut signals = Signals::watch()?;
     let raw = RawMode::enter()?;
     let mut stdout = tokio::io::stdout();
     let say = |text: String| {
@@ -554,7 +557,7 @@ where
     };
     say(format!("attached to {id}; Ctrl-] detaches"));
     let mut sizes = Sizes::new(before, own_size());
-    let end = relay(&mut socket, &mut stdout, &mut sizes).await;
+    let end = relay(&mut socket, &mut stdout, &mut sizes, &mut signals).await;
     let session_back = sizes.restore();
     if let Some((cols, rows)) = session_back {
         let _ =
@@ -650,21 +653,38 @@ fn size_of(message: &serde_json::Value) -> Option<(u16, u16)> {
     Some((cols, rows))
 }
 
+/// The signals `attach` handles: the window's changes, and those that end it.
+struct Signals {
+    winch: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Handles them from now on, in place of their default actions.
+    fn watch() -> anyhow::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            winch: signal(SignalKind::window_change()).context("cannot watch SIGWINCH")?,
+            term: signal(SignalKind::terminate()).context("cannot handle SIGTERM")?,
+            int: signal(SignalKind::interrupt()).context("cannot handle SIGINT")?,
+            hup: signal(SignalKind::hangup()).context("cannot handle SIGHUP")?,
+        })
+    }
+}
+
 /// Carries keys to the session and output to the terminal until one side ends.
 async fn relay<T>(
     socket: &mut WebSocketStream<T>,
     stdout: &mut tokio::io::Stdout,
     sizes: &mut Sizes,
+    signals: &mut Signals,
 ) -> anyhow::Result<End>
 where
     T: AsyncRead + AsyncWrite + Unpin,
 {
     use tokio::io::AsyncWriteExt as _;
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut winch = signal(SignalKind::window_change()).context("cannot watch SIGWINCH")?;
-    let mut term = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
-    let mut int = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
-    let mut hup = signal(SignalKind::hangup()).context("cannot handle SIGHUP")?;
     socket.send(sizes.follow_person()).await?;
 
     // A thread of its own reads the terminal: a blocking read that is simply left behind
@@ -729,10 +749,10 @@ where
                 }
                 socket.send(Message::Binary(keys.into())).await?;
             }
-            _ = winch.recv() => socket.send(sizes.follow_person()).await?,
-            _ = term.recv() => return Ok(End::Signal("SIGTERM")),
-            _ = int.recv() => return Ok(End::Signal("SIGINT")),
-            _ = hup.recv() => return Ok(End::Signal("SIGHUP")),
+            _ = signals.winch.recv() => socket.send(sizes.follow_person()).await?,
+            _ = signals.term.recv() => return Ok(End::Signal("SIGTERM")),
+            _ = signals.int.recv() => return Ok(End::Signal("SIGINT")),
+            _ = signals.hup.recv() => return Ok(End::Signal("SIGHUP")),
         }
     }
 }
