@@ -115,6 +115,22 @@ pub fn children(parent: impl Into<i64>, name: &str) -> Vec<i32> {
         .collect()
 }
 
+/// The one spare of the service's spawner `spawner`, once it is there: the spawner forks a
+/// new spare after each open, in its own time, so right after an open there may be none
+/// yet. Panics if none comes within 5 s, or if there are two.
+pub async fn spare_of(spawner: i32) -> i32 {
+    let mut spares = Vec::new();
+    eventually("the spawner's spare", Duration::from_secs(5), || {
+        spares = children(spawner, "pty-spawner");
+        !spares.is_empty()
+    })
+    .await;
+    let [spare] = spares[..] else {
+        panic!("one spare expected, found {spares:?}")
+    };
+    spare
+}
+
 /// How often the `eventually` helpers look again.
 const POLL: Duration = Duration::from_millis(10);
 

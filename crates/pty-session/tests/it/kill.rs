@@ -117,8 +117,7 @@ async fn dropping_the_service_kills_its_sessions() {
     let pid = opened.pid as i32;
     assert!(alive(pid));
     let spawner = spawner_of(pid);
-    let spares = pty_session_testkit::children(spawner, "pty-spawner");
-    assert_eq!(spares.len(), 1, "one spare");
+    let spare = pty_session_testkit::spare_of(spawner).await;
     drop(pty);
     eventually(
         "the session's process to die",
@@ -129,7 +128,7 @@ async fn dropping_the_service_kills_its_sessions() {
     eventually(
         "the spawner and its spare to exit",
         Duration::from_secs(5),
-        || !alive(spawner) && !alive(spares[0]),
+        || !alive(spawner) && !alive(spare),
     )
     .await;
 }
@@ -150,9 +149,7 @@ async fn a_killed_spawner_or_spare_is_replaced_and_sessions_live_on() {
     };
 
     // The spare waiting for the next request dies: the spawner forks another.
-    let [spare] = pty_session_testkit::children(spawner, "pty-spawner")[..] else {
-        panic!("one spare expected")
-    };
+    let spare = pty_session_testkit::spare_of(spawner).await;
     kill(spare);
     echo("after-the-spare").await;
 
@@ -167,11 +164,8 @@ async fn a_killed_spawner_or_spare_is_replaced_and_sessions_live_on() {
     let second = open(&pty, &owner, OpenRequest::new("cat")).await;
     let now = spawner_of(second.pid as i32);
     assert_ne!(now, spawner, "a new spawner serves the service");
-    assert_eq!(
-        pty_session_testkit::children(now, "pty-spawner").len(),
-        1,
-        "the new spawner keeps one spare"
-    );
+    // The new spawner keeps one spare.
+    pty_session_testkit::spare_of(now).await;
 
     // The session started before all this runs on: its shim depends on neither.
     let sent = pty
