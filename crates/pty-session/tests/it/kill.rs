@@ -93,7 +93,11 @@ async fn close_after_the_leader_exited_leaves_no_survivor() {
 
 #[tokio::test]
 async fn plain_close_is_quick() {
-    let (pty, owner) = service();
+    // A long grace, so that waiting it out cannot pass for a slow exit under load.
+    let mut config = Config::default();
+    config.close_grace = Duration::from_secs(10);
+    let pty = PtyService::new(config);
+    let owner = Owner::new("t");
     let opened = open(&pty, &owner, OpenRequest::new("bash --norc --noprofile -i")).await;
     let start = Instant::now();
     assert!(pty.close(&owner, &opened.session_id).await.unwrap());
