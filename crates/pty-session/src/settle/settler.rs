@@ -41,6 +41,9 @@ const RESCAN: Duration = Duration::from_millis(50);
 /// How late a task's timer may fire after its timeout (the kernel's timer slack is 50 µs
 /// for ordinary tasks), with a margin.
 const TIMER_SLACK: Duration = Duration::from_millis(1);
+/// Looks at the group further apart than this (and than the timers seen) leave the
+/// settle blind to what it waited on between them.
+const BLIND_GAP: Duration = Duration::from_millis(10);
 /// How long a prompt must stay unchanged, with no output, before a remote session's
 /// settle ends on it: a shell prints its prompt in one write, and a line that goes on
 /// after a pause this long was not a prompt.
@@ -135,6 +138,8 @@ pub(crate) struct Settler {
     /// two looks in a row give it, so that one look that raced the group (a process
     /// ending between two reads of its records) cannot end a settle early.
     last_look: Option<GroupLook>,
+    /// When the group was last looked at.
+    looked_at: Option<Instant>,
     /// A prompt shape is known for this settle: where the group is remote, the prompt
     /// coming back ends it, not quiet.
     pub(crate) prompt_known: bool,
@@ -169,6 +174,7 @@ impl Settler {
             cannot_tell: false,
             remote: false,
             last_look: None,
+            looked_at: None,
             prompt_known: false,
             soon_fires: None,
             soon_longest: (Duration::ZERO, 0),
@@ -238,14 +244,23 @@ impl Settler {
             self.cannot_tell = twice(GroupLook::CannotTell);
             self.remote = twice(GroupLook::Remote);
             self.last_look = Some(group);
+            let since_last_look = self.looked_at.map(|at| now.duration_since(at));
+            self.looked_at = Some(now);
             if let GroupLook::Soon(within) = group {
                 // Not input wait until the timer fired. A short-timer wait seen after the
                 // last one surely fired is a new one: a program that loops on timers of
                 // at most half the quiet period and has printed nothing for the quiet
                 // period polls, and is quiet. (A longer timer may be an await that wakes
                 // a little early and sleeps a millisecond more, as node's does.)
-                if self.soon_longest.1 != seen.output_seq {
+                // Looks further apart than the timers seen (the settle starved of CPU)
+                // may have missed a longer wait between them: what was seen before is no
+                // evidence of a loop of short timers, and watching starts over.
+                let blind = self.soon_longest.0.max(within).max(BLIND_GAP);
+                if self.soon_longest.1 != seen.output_seq
+                    || since_last_look.is_some_and(|gap| gap > blind)
+                {
                     self.soon_longest = (Duration::ZERO, seen.output_seq);
+                    self.soon_fires = None;
                 }
                 self.soon_longest.0 = self.soon_longest.0.max(within);
                 let fired = self.soon_fires.is_some_and(|at| now >= at);
@@ -798,6 +813,44 @@ mod tests {
         // `sleep 2; echo done`: nothing for two seconds, then the line and the prompt.
         let at = settled_by_the_prompt(vec![ms(1), ms(2001), ms(2002)]);
         assert!(at >= ms(2052) && at < ms(2055), "{at:?}");
+    }
+
+    #[test]
+    fn a_settle_starved_between_two_looks_does_not_take_short_timers_for_polling() {
+        // node awaiting a 300 ms timer on a machine so busy that the settle looked only
+        // twice: once at its 15 ms housekeeping wait, once 300 ms later as it re-waits the
+        // last millisecond of the timer. It never saw the long wait; it must not call the
+        // two short ones polling and end on quiet.
+        let t0 = Instant::now();
+        let plan = Plan::new(&SettleOptions::default(), t0).unwrap();
+        let mut settler = Settler::new(&plan, true, t0);
+        let seen = |at: Duration, group| Seen {
+            now: t0 + at,
+            changed: false,
+            output_seq: 1,
+            last_output: t0 + ms(1),
+            exit: None,
+            matched: false,
+            prompt: false,
+            group,
+            last_write: None,
+        };
+        let first = settler.step(&seen(ms(2), Some(GroupLook::Soon(ms(15)))));
+        assert!(matches!(first, Next::Wait(_)), "{first:?}");
+        let starved = settler.step(&seen(ms(313), Some(GroupLook::Soon(ms(1)))));
+        assert!(matches!(starved, Next::Wait(_)), "{starved:?}");
+        // Watched closely from then on, a loop of short timers is polling again.
+        let mut t = ms(313);
+        let ended = loop {
+            t += us(500);
+            match settler.step(&seen(t, Some(GroupLook::Soon(ms(1))))) {
+                Next::Done(reason) => break (reason, t),
+                Next::Wait(_) if t < ms(400) => {}
+                Next::Wait(_) => panic!("a loop of 1 ms timers never ended on quiet"),
+            }
+        };
+        assert_eq!(ended.0, SettleReason::Quiet);
+        assert!(ended.1 >= ms(315) && ended.1 < ms(317), "{:?}", ended.1);
     }
 
     #[test]
