@@ -815,6 +815,33 @@ mod tests {
         assert!(at >= ms(2052) && at < ms(2055), "{at:?}");
     }
 
+    /// A settle with the default options, started at `t0`, its waits readable.
+    fn default_settler(t0: Instant) -> Settler {
+        let plan = Plan::new(&SettleOptions::default(), t0).unwrap();
+        Settler::new(&plan, true, t0)
+    }
+
+    /// What a step at `at` sees: `group`, no exit, match or write, and the output count
+    /// and the time of the last output `output` (since `t0`) unchanged.
+    fn quiet_look(
+        t0: Instant,
+        output: (u64, Duration),
+        at: Duration,
+        group: Option<GroupLook>,
+    ) -> Seen {
+        Seen {
+            now: t0 + at,
+            changed: false,
+            output_seq: output.0,
+            last_output: t0 + output.1,
+            exit: None,
+            matched: false,
+            prompt: false,
+            group,
+            last_write: None,
+        }
+    }
+
     #[test]
     fn a_settle_starved_between_two_looks_does_not_take_short_timers_for_polling() {
         // node awaiting a 300 ms timer on a machine so busy that the settle looked only
@@ -822,19 +849,8 @@ mod tests {
         // last millisecond of the timer. It never saw the long wait; it must not call the
         // two short ones polling and end on quiet.
         let t0 = Instant::now();
-        let plan = Plan::new(&SettleOptions::default(), t0).unwrap();
-        let mut settler = Settler::new(&plan, true, t0);
-        let seen = |at: Duration, group| Seen {
-            now: t0 + at,
-            changed: false,
-            output_seq: 1,
-            last_output: t0 + ms(1),
-            exit: None,
-            matched: false,
-            prompt: false,
-            group,
-            last_write: None,
-        };
+        let mut settler = default_settler(t0);
+        let seen = |at, group| quiet_look(t0, (1, ms(1)), at, group);
         let first = settler.step(&seen(ms(2), Some(GroupLook::Soon(ms(15)))));
         assert!(matches!(first, Next::Wait(_)), "{first:?}");
         let starved = settler.step(&seen(ms(313), Some(GroupLook::Soon(ms(1)))));
@@ -856,19 +872,8 @@ mod tests {
     #[test]
     fn members_are_looked_up_again_before_input_is_confirmed() {
         let t0 = Instant::now();
-        let plan = Plan::new(&SettleOptions::default(), t0).unwrap();
-        let mut settler = Settler::new(&plan, true, t0);
-        let seen = |at: Duration, group| Seen {
-            now: t0 + at,
-            changed: false,
-            output_seq: 0,
-            last_output: t0,
-            exit: None,
-            matched: false,
-            prompt: false,
-            group,
-            last_write: None,
-        };
+        let mut settler = default_settler(t0);
+        let seen = |at, group| quiet_look(t0, (0, Duration::ZERO), at, group);
         assert_eq!(settler.wants_look(&seen(us(0), None)), Some(Lookup::All));
         settler.step(&seen(us(0), Some(GroupLook::Working)));
         assert_eq!(settler.wants_look(&seen(us(20), None)), Some(Lookup::Known));
