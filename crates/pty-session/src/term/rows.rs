@@ -11,7 +11,15 @@
 //! again makes a new line of it at the next read, if it then reads differently.
 //!
 //! Heights are counted in screen rows: a row longer than the window is wide wraps, as on
-//! a terminal, and takes several.
+//! a terminal, and takes several (a row is what a terminal joins by its wrap marks: one
+//! line, however many screen rows). A row's screen rows stay when text is erased from its
+//! end ([`Row::span`]); a row whose wrap mark goes (its last column overwritten or erased)
+//! is cut in two there by the renderer, the part below the cursor's becoming a row of its
+//! own ([`Rows::below`]).
+//!
+//! Columns here are the cell the cursor shows on, counted from the row's start: a cursor
+//! in a pending wrap (at the last column of a screen row, after printing there) stands on
+//! that last column.
 
 use std::collections::VecDeque;
 
@@ -36,6 +44,9 @@ pub(crate) enum RowState {
 pub(crate) struct Row {
     pub(crate) text: Vec<u8>,
     pub(crate) cells: usize,
+    /// The cells its screen rows hold, at least `cells`: text erased from the end of a
+    /// wrapped row leaves its screen rows standing, joined to the rows above.
+    pub(crate) span: usize,
     pub(crate) state: RowState,
 }
 
@@ -45,6 +56,33 @@ impl Row {
         Row {
             state: RowState::Shown,
             ..Row::default()
+        }
+    }
+
+    /// The cells its screen rows take: its height comes from it.
+    pub(crate) fn extent(&self) -> usize {
+        self.cells.max(self.span)
+    }
+
+    /// What is left of the row from cell `from` on (a screen row's first), delivered: the
+    /// screen rows that still show when the ones above left the window.
+    fn rest(&mut self, from: usize) -> Row {
+        let mut cell = 0;
+        let mut at = self.text.len();
+        let text = std::str::from_utf8(&self.text).expect("rows hold whole characters");
+        for (index, c) in text.char_indices() {
+            if cell >= from && crate::term::render::width(c).is_some_and(|w| w > 0) {
+                at = index;
+                break;
+            }
+            cell += crate::term::render::width(c).unwrap_or(0);
+        }
+        let text = self.text[at..].to_vec();
+        Row {
+            text,
+            cells: self.cells.saturating_sub(cell.max(from)),
+            span: self.extent() - from,
+            state: RowState::Shown,
         }
     }
 
@@ -103,6 +141,9 @@ pub(crate) struct Rows {
     region: bool,
     /// The cursor saved by DECSC: its screen row and column.
     saved: Option<(usize, usize)>,
+    /// How many wrapped rows left the window's top in part, for tests.
+    #[cfg(test)]
+    pub(crate) rests: usize,
 }
 
 /// How many screen rows `cells` cells take in a window `cols` wide.
@@ -116,10 +157,9 @@ pub(crate) fn height(cells: usize, cols: usize) -> usize {
     }
 }
 
-/// The row of a wrapped row that column `col` is on: at the end of a screen row the
-/// cursor still stands on it (a terminal wraps only when the next character comes).
+/// The screen row of a wrapped row that the cursor, shown on cell `col`, is on.
 fn sub_row(col: usize, cols: usize) -> usize {
-    col.saturating_sub(1) / cols
+    col / cols
 }
 
 impl Rows {
@@ -134,6 +174,8 @@ impl Rows {
             window: usize::from(window.max(1)),
             region: false,
             saved: None,
+            #[cfg(test)]
+            rests: 0,
         }
     }
 
@@ -144,7 +186,7 @@ impl Rows {
         self.height = self
             .rows
             .iter()
-            .map(|row| height(row.cells, self.cols))
+            .map(|row| height(row.extent(), self.cols))
             .sum();
     }
 
@@ -165,9 +207,10 @@ impl Rows {
     }
 
     /// A row completed by a line feed (or cut) goes above the cursor's; rows that no
-    /// longer fit the window leave its top.
+    /// longer fit the window leave its top. `cursor_cells` is the extent of the cursor's
+    /// row, as in every method that takes it.
     pub(crate) fn complete(&mut self, row: Row, cursor_cells: usize, out: &mut Rendered) {
-        self.height += height(row.cells, self.cols);
+        self.height += height(row.extent(), self.cols);
         if self.at == self.rows.len() {
             // The common case, a line feed on the lowest row.
             self.rows.push_back(row);
@@ -179,7 +222,7 @@ impl Rows {
     }
 
     /// Lets rows above the cursor's leave the window's top while the window overflows.
-    fn trim(&mut self, cursor_cells: usize, out: &mut Rendered) {
+    pub(crate) fn trim(&mut self, cursor_cells: usize, out: &mut Rendered) {
         let cursor = height(cursor_cells, self.cols);
         let mut excess = (self.gap + self.height + cursor).saturating_sub(self.window);
         let from_gap = excess.min(self.gap);
@@ -189,11 +232,24 @@ impl Rows {
             return;
         }
         while excess > 0 && self.at > 0 {
-            let row = self.rows.pop_front().expect("a row above the cursor");
-            let taken = height(row.cells, self.cols);
+            let mut row = self.rows.pop_front().expect("a row above the cursor");
+            let taken = height(row.extent(), self.cols);
+            if taken > excess {
+                // A wrapped row partly out: it is a line now, and its screen rows still in
+                // the window stay, delivered with it.
+                let rest = row.rest(excess * self.cols);
+                row.leave(out);
+                self.height -= excess;
+                self.rows.push_front(rest);
+                #[cfg(test)]
+                {
+                    self.rests += 1;
+                }
+                break;
+            }
             self.height -= taken;
             self.at -= 1;
-            excess = excess.saturating_sub(taken);
+            excess -= taken;
             row.leave(out);
         }
         // The rows left stand at the window's bottom; what the last row to go leaves of
@@ -233,7 +289,7 @@ impl Rows {
         let above: usize = self
             .rows
             .range(..self.at)
-            .map(|row| height(row.cells, self.cols))
+            .map(|row| height(row.extent(), self.cols))
             .sum();
         self.gap + above + sub_row(col, self.cols)
     }
@@ -246,10 +302,10 @@ impl Rows {
     /// Puts the cursor's row `cursor` back in its place and takes out the row at
     /// `target`, counted from the top with the cursor's own.
     fn swap(&mut self, cursor: Row, target: usize) -> Row {
-        self.height += height(cursor.cells, self.cols);
+        self.height += height(cursor.extent(), self.cols);
         self.rows.insert(self.at, cursor);
         let row = self.rows.remove(target).expect("the target row exists");
-        self.height -= height(row.cells, self.cols);
+        self.height -= height(row.extent(), self.cols);
         self.at = target;
         row
     }
@@ -287,7 +343,7 @@ impl Rows {
                 cursor_cells
             } else {
                 let stored = if index < self.at { index } else { index - 1 };
-                self.rows[stored].cells
+                self.rows[stored].extent()
             };
             let rows = height(cells, self.cols);
             if row < top + rows {
@@ -306,6 +362,21 @@ impl Rows {
             self.height += 1;
         }
         Move::To(self.rows.len(), col)
+    }
+
+    /// Takes out the row right below the cursor's, if there is one: the cursor's row wraps
+    /// into it.
+    pub(crate) fn take_below(&mut self) -> Option<Row> {
+        let row = self.rows.remove(self.at)?;
+        self.height -= height(row.extent(), self.cols);
+        Some(row)
+    }
+
+    /// Puts `row` right below the cursor's: the part of the cursor's row below a wrap mark
+    /// that went.
+    pub(crate) fn below(&mut self, row: Row) {
+        self.height += height(row.extent(), self.cols);
+        self.rows.insert(self.at, row);
     }
 
     /// Moves the cursor's row `cursor` (its text, cells and state) to the row at `target`
@@ -331,8 +402,9 @@ impl Rows {
 
     /// Erases the screen (ED 2, a full reset): what it showed goes into the lines, as
     /// terminals that keep a scrollback put it there, and the rows are gone; the cursor
-    /// stays on its screen row, now blank. The cursor's row, `cursor` in column `col`,
-    /// comes back empty, a line first if it held text not yet delivered.
+    /// stays on its screen row, now blank. The cursor's row, `cursor` shown on cell `col`,
+    /// comes back empty and one screen row high, a line first if it held text not yet
+    /// delivered; the cursor's column in it is then [`screen_col`](Self::screen_col).
     pub(crate) fn clear(&mut self, mut cursor: Row, col: usize, out: &mut Rendered) -> Row {
         let screen_row = self.screen_row(col);
         let below: Vec<Row> = self.rows.drain(self.at..).collect();
@@ -350,6 +422,7 @@ impl Rows {
         self.gap = screen_row.min(self.window - 1);
         cursor.text.clear();
         cursor.cells = 0;
+        cursor.span = 0;
         cursor.state = RowState::Fresh;
         cursor
     }
@@ -358,7 +431,7 @@ impl Rows {
     /// show nothing and become no lines; the delivered ones stay delivered.
     pub(crate) fn erase_below(&mut self) {
         for row in self.rows.drain(self.at..) {
-            self.height -= height(row.cells, self.cols);
+            self.height -= height(row.extent(), self.cols);
         }
     }
 
@@ -405,8 +478,41 @@ impl Rows {
         screen
     }
 
+    /// The window as rows, top first, with the cursor's row (`cursor`, `extent` cells
+    /// high) in its place: `None` for each screen row of the gap (what stands there on a
+    /// terminal is a line already), and for each row its text, the cells it spans and
+    /// its state.
+    pub(crate) fn spans(
+        &self,
+        cursor: &[u8],
+        extent: usize,
+    ) -> Vec<Option<(String, usize, RowState)>> {
+        let text = |bytes: &[u8]| String::from_utf8(bytes.to_vec()).expect("whole characters");
+        let mut spans = vec![None; self.gap];
+        for (index, row) in self.rows.iter().enumerate() {
+            if index == self.at {
+                spans.push(Some((text(cursor), extent, RowState::Fresh)));
+            }
+            spans.push(Some((text(&row.text), row.extent(), row.state.clone())));
+        }
+        if self.at == self.rows.len() {
+            spans.push(Some((text(cursor), extent, RowState::Fresh)));
+        }
+        spans
+    }
+
+    /// The window's width.
+    pub(crate) fn cols(&self) -> usize {
+        self.cols
+    }
+
     /// The cursor's screen row.
     pub(crate) fn cursor_row(&self, col: usize) -> usize {
         self.screen_row(col)
+    }
+
+    /// Sets a window width that the `u16` of a real window cannot hold.
+    pub(crate) fn set_cols(&mut self, cols: usize) {
+        self.cols = cols;
     }
 }

@@ -302,6 +302,52 @@ impl Emulator {
         emulator
     }
 
+    /// The lines of everything the emulator holds, history and window, oldest first: rows
+    /// joined by their wrap marks, as a terminal copies them. A blank a wide character left
+    /// at the end of a row it did not fit stays a blank, as in the line view. The rows
+    /// counted (from the oldest) in `cuts` end a line whatever their wrap mark says: a
+    /// clear of the screen scrolls the window into the history only down to its last row
+    /// with text, so that a wrap mark above blank rows joins the history to what comes
+    /// after the clear.
+    pub(crate) fn joined_lines(&self, cuts: &[usize]) -> Vec<String> {
+        let grid = self.term.grid();
+        let kept = grid.history_size() as i32;
+        let mut lines = Vec::new();
+        let mut line = String::new();
+        for index in -kept..i32::from(self.rows) {
+            let row = &grid[Line(index)];
+            for col in 0..grid.columns() {
+                let cell = &row[Column(col)];
+                if cell.flags.contains(Flags::WIDE_CHAR_SPACER) {
+                    continue;
+                }
+                line.push(cell.c);
+                if let Some(zero_width) = cell.zerowidth() {
+                    line.extend(zero_width);
+                }
+            }
+            let oldest = usize::try_from(index + kept).expect("from the oldest row on");
+            if cuts.contains(&oldest)
+                || !row[Column(grid.columns() - 1)]
+                    .flags
+                    .contains(Flags::WRAPLINE)
+            {
+                let trimmed = line.trim_end_matches(' ').len();
+                line.truncate(trimmed);
+                lines.push(std::mem::take(&mut line));
+            }
+        }
+        if !line.is_empty() {
+            lines.push(line.trim_end_matches(' ').to_owned());
+        }
+        lines
+    }
+
+    /// How many rows scrolled out of the window are kept.
+    pub(crate) fn history_len(&self) -> usize {
+        self.term.grid().history_size()
+    }
+
     /// The rows scrolled out of the window, oldest first, as [`row_text`](Self::row_text).
     pub(crate) fn history(&self) -> Vec<String> {
         let kept = self.term.grid().history_size();
