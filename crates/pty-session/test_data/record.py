@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """Records the raw PTY output of a real program for the renderer's replay tests.
 
-usage: record.py OUT.raw INPUT_LINES_FILE_OR_- -- PROGRAM ARGS...
+usage: [COLS=N ROWS=N] record.py OUT.raw INPUT_LINES_FILE_OR_- -- PROGRAM ARGS...
 
 Each input line is typed (with a carriage return) once the output has been quiet for
 0.3 s (QUIET seconds if set: a slow starter such as IPython needs more); the recording
 ends 0.5 s after the last line, or when the program exits.
 
+The window is COLS x ROWS when both are set (else the PTY's default, 0 x 0, which
+programs read as 80 x 24).
+
 Terminal queries are answered as the library's renderer answers them, so a recording shows
 what a program sends when it gets the answers (vim asks more of a later xterm).
 """
-import os, pty, re, select, sys, time
+import fcntl, os, pty, re, select, struct, sys, termios, time
 
 QUERY = re.compile(
     rb"\x1b\[([?>]?)([0-9;]*)(\$?)([a-zA-Z])|\x1b\](1[012]);\?(\x07|\x1b\\)|\x1bP([+$]q[^\x1b]*)\x1b\\"
@@ -44,6 +47,9 @@ def main():
     if pid == 0:
         os.environ.update({"TERM": "xterm-256color", "PS1": "$ ", "LANG": "C.UTF-8"})
         os.execvp(argv[0], argv)
+    if os.environ.get("COLS") and os.environ.get("ROWS"):
+        size = struct.pack("HHHH", int(os.environ["ROWS"]), int(os.environ["COLS"]), 0, 0)
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, size)
     raw = bytearray()
     last = time.monotonic()
     while True:

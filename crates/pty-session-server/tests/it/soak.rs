@@ -6,6 +6,11 @@
 //! end no process of the test's sessions is alive: each carries a mark in its
 //! environment, looked for in every process of the machine.
 //!
+//! Shell sessions (bash with its line editor, echo on) get commands whose echo fills the
+//! window exactly, or twice or three times, or not, now and then with wide characters,
+//! and resizes in the same call or between calls: every reply is checked to be exactly
+//! the command's line and its answer, never two rows merged.
+//!
 //! The randomness is seeded: the seed is printed, and `PTY_SESSION_SOAK_SEED` replays
 //! one (the timing of a loaded machine still varies); `PTY_SESSION_SOAK_SECS` sets the
 //! length (default 60).
@@ -62,6 +67,8 @@ enum Kind {
     Echo,
     /// Prints `T<i>` lines on its own, every 20 ms.
     Tick,
+    /// bash with its line editor: each send's reply is the command's echo and its answer.
+    Shell,
 }
 
 impl Kind {
@@ -69,9 +76,13 @@ impl Kind {
         match self {
             Kind::Echo => 'L',
             Kind::Tick => 'T',
+            Kind::Shell => '$',
         }
     }
 }
+
+/// The window widths shell sessions are opened at and resized to.
+const WIDTHS: [u64; 6] = [20, 33, 40, 80, 120, 161];
 
 /// A session and what its reads have brought so far.
 struct Tracked {
@@ -89,6 +100,8 @@ struct Tracked {
     offset: Option<i64>,
     /// The session's last replies, for a failure's message.
     history: Vec<String>,
+    /// The window's width.
+    cols: u64,
 }
 
 #[derive(Debug, Default)]
@@ -115,6 +128,16 @@ impl Tracked {
         let mut seen = value.to_string();
         seen.truncate(300);
         self.history.push(format!("{what}: {seen}"));
+        if self.kind == Kind::Shell {
+            // Every send reads its whole answer: a later read finds nothing.
+            let text = value[field].as_str().unwrap_or_default();
+            assert!(
+                text.is_empty() || what == "open",
+                "{} {what}: lines after a shell's answer: {value}",
+                self.id
+            );
+            return;
+        }
         let skipped = value["skipped"].as_u64().unwrap_or(0);
         self.next += skipped;
         stats.skipped += skipped;
@@ -264,22 +287,37 @@ impl Worker<'_> {
         self.rng.below(self.sessions.len() as u64) as usize
     }
 
+    /// A session that prints numbered lines, if there is one: what tails, re-reads and
+    /// dropped calls are checked on.
+    fn pick_numbered(&mut self) -> Option<usize> {
+        let numbered: Vec<usize> = (0..self.sessions.len())
+            .filter(|&at| self.sessions[at].kind != Kind::Shell)
+            .collect();
+        if numbered.is_empty() {
+            return None;
+        }
+        Some(numbered[self.rng.below(numbered.len() as u64) as usize])
+    }
+
     async fn open(&mut self, client: &Client) {
-        let kind = if self.rng.chance(50) {
-            Kind::Echo
-        } else {
-            Kind::Tick
+        let kind = match self.rng.below(3) {
+            0 => Kind::Echo,
+            1 => Kind::Tick,
+            _ => Kind::Shell,
         };
         let command = match kind {
             Kind::Echo => {
                 "i=0; while read n; do k=0; while [ $k -lt $n ]; do i=$((i+1)); echo L$i; k=$((k+1)); done; done"
             }
             Kind::Tick => "i=0; while :; do i=$((i+1)); echo T$i; sleep 0.02; done",
+            Kind::Shell => "bash --norc --noprofile -i",
         };
+        let cols = WIDTHS[self.rng.below(WIDTHS.len() as u64) as usize];
         let result = call(
             client,
             "pty_open",
-            json!({"command": command, "echo": false, "env": {"PTY_SESSION_SOAK": self.mark},
+            json!({"command": command, "echo": kind == Kind::Shell, "cols": cols,
+                   "env": {"PTY_SESSION_SOAK": self.mark, "PS1": "$ "},
                    "timeoutMs": 10_000}),
         )
         .await;
@@ -293,6 +331,7 @@ impl Worker<'_> {
             unsure: 0,
             offset: None,
             history: Vec::new(),
+            cols,
         };
         tracked.account(&mut self.stats, "open", value, "initialOutput");
         self.pids.push(tracked.pid);
@@ -323,6 +362,7 @@ impl Worker<'_> {
             // Typed into a program that reads nothing: only the wait matters.
             Kind::Tick => json!({"id": id, "data": "", "submit": false, "settle": "quiet",
                                  "quietMs": 50 + self.rng.below(200), "timeoutMs": 300}),
+            Kind::Shell => return self.send_to_shell(client, at).await,
         };
         self.budget(&mut arguments);
         let result = call(client, "pty_send", arguments).await;
@@ -335,8 +375,73 @@ impl Worker<'_> {
         self.stats.sends += 1;
     }
 
+    /// A command whose echo fills the window exactly (or twice, or three times, or has a
+    /// length of its own), sometimes with wide characters, sometimes at a new width given
+    /// in the same call or just before: the reply is its echo and its answer, exactly.
+    async fn send_to_shell(&mut self, client: &Client, at: usize) {
+        let id = self.sessions[at].id.clone();
+        let mut cols = self.sessions[at].cols;
+        let resize = self.rng.below(4);
+        if resize > 0 {
+            cols = WIDTHS[self.rng.below(WIDTHS.len() as u64) as usize];
+        }
+        if resize == 1 {
+            // A resize of its own before the command.
+            let arguments = json!({"id": id, "data": "", "submit": false, "cols": cols});
+            let result = call(client, "pty_send", arguments).await;
+            ok(&result);
+        }
+        // The cells of `$ echo WORD`.
+        let cells = if self.rng.chance(60) {
+            cols * (1 + self.rng.below(3))
+        } else {
+            10 + self.rng.below(300)
+        };
+        let mut word = format!("S{}-", self.stats.sends);
+        let wide = self.rng.chance(25);
+        let mut width = "$ echo ".len() as u64 + word.len() as u64;
+        while width < cells {
+            if wide && width + 2 <= cells && self.rng.chance(40) {
+                word.push('日');
+                width += 2;
+            } else {
+                word.push((b'a' + self.rng.below(26) as u8) as char);
+                width += 1;
+            }
+        }
+        let mut arguments = json!({"id": id, "data": format!("echo {word}"), "timeoutMs": 20_000});
+        if resize >= 2 {
+            arguments["cols"] = json!(cols);
+        }
+        let result = call(client, "pty_send", arguments).await;
+        let value = ok(&result).clone();
+        let tracked = &mut self.sessions[at];
+        tracked.cols = cols;
+        // Where a wide character does not fit the end of a row, readline prints a blank
+        // and the character on the next row: the echo holds that blank, as the terminal
+        // does; the answer is the word exactly.
+        let delta = value["delta"].as_str().unwrap_or_default();
+        let lines: Vec<&str> = delta.lines().collect();
+        let echo = lines.first().map(|line| line.replace(' ', ""));
+        assert!(
+            delta.starts_with("$ echo S")
+                && echo.as_deref() == Some(format!("$echo{word}").as_str())
+                && lines[1..] == [word.as_str()]
+                && value["pending"] == "$ ",
+            "{id} at {cols} columns ({cells} cells), not the command and its answer: {value}\nbefore:\n{}",
+            tracked.history.join("\n")
+        );
+        tracked
+            .history
+            .push(format!("send at {cols} columns: {word}"));
+        self.stats.sends += 1;
+        self.stats.delivered += 2;
+    }
+
     async fn tail(&mut self, client: &Client) {
-        let at = self.pick();
+        let Some(at) = self.pick_numbered() else {
+            return;
+        };
         let id = self.sessions[at].id.clone();
         let mut arguments = json!({"id": id});
         if self.rng.chance(30) {
@@ -352,7 +457,9 @@ impl Worker<'_> {
     }
 
     async fn reread(&mut self, client: &Client) {
-        let at = self.pick();
+        let Some(at) = self.pick_numbered() else {
+            return;
+        };
         let tracked = &self.sessions[at];
         let from = self.rng.below(tracked.next + 5);
         let id = tracked.id.clone();
@@ -421,8 +528,10 @@ impl Worker<'_> {
     /// A client that dies in the middle of a call: over stdio its server and sessions go;
     /// over HTTP and with `--persist` the sessions stay, their cursors where they were.
     async fn drop_client(&mut self, conn: Conn) -> Conn {
+        let Some(at) = self.pick_numbered() else {
+            return conn;
+        };
         self.stats.drops += 1;
-        let at = self.pick();
         let id = self.sessions[at].id.clone();
         let echo_n = (self.sessions[at].kind == Kind::Echo).then(|| 1 + self.rng.below(30));
         self.sessions[at].history.push(format!(

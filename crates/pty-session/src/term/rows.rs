@@ -106,9 +106,26 @@ impl Row {
     /// The row, which leaves the window, as a line if it was not delivered as it reads.
     fn leave(self, out: &mut Rendered) {
         if self.unread() {
-            let text = String::from_utf8(self.text).expect("rows hold whole characters");
+            let mut text = String::from_utf8(self.text).expect("rows hold whole characters");
+            if text.contains(SPACER) {
+                text = text.replace(SPACER, "");
+            }
             out.lines.push(text);
         }
+    }
+}
+
+/// What stands in a row for the cell a wide character leaves blank at the end of a screen
+/// row it did not fit (it goes to the next): a noncharacter no program prints, one cell
+/// wide, taken out of every line, so that the line reads as the program printed it.
+pub(crate) const SPACER: char = '\u{FFFF}';
+
+/// `text` as a line reads: without [`SPACER`]s.
+pub(crate) fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains(SPACER) {
+        std::borrow::Cow::Owned(text.replace(SPACER, ""))
+    } else {
+        std::borrow::Cow::Borrowed(text)
     }
 }
 
@@ -117,7 +134,7 @@ pub(crate) fn emit(text: &[u8], out: &mut Rendered) {
     let text = std::str::from_utf8(text).expect("rows hold whole characters");
     let mut line = out.spare.pop().unwrap_or_default();
     line.clear();
-    line.push_str(text);
+    line.push_str(&visible(text));
     out.lines.push(line);
 }
 

@@ -303,8 +303,8 @@ impl Emulator {
     }
 
     /// The lines of everything the emulator holds, history and window, oldest first: rows
-    /// joined by their wrap marks, as a terminal copies them. A blank a wide character left
-    /// at the end of a row it did not fit stays a blank, as in the line view. The rows
+    /// joined by their wrap marks, as a terminal copies them (without the blank a wide
+    /// character leaves at the end of a row it did not fit). The rows
     /// counted (from the oldest) in `cuts` end a line whatever their wrap mark says: a
     /// clear of the screen scrolls the window into the history only down to its last row
     /// with text, so that a wrap mark above blank rows joins the history to what comes
@@ -318,7 +318,10 @@ impl Emulator {
             let row = &grid[Line(index)];
             for col in 0..grid.columns() {
                 let cell = &row[Column(col)];
-                if cell.flags.contains(Flags::WIDE_CHAR_SPACER) {
+                if cell
+                    .flags
+                    .intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER)
+                {
                     continue;
                 }
                 line.push(cell.c);

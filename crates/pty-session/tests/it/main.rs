@@ -18,3 +18,4 @@ mod sandbox;
 mod screens;
 mod settle;
 mod terminal_waits;
+mod wraps;
