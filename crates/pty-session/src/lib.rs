@@ -74,6 +74,7 @@ compile_error!(
 #[cfg(target_os = "linux")]
 mod linux {
     pub(crate) mod blocked;
+    pub(crate) mod children;
     pub(crate) mod confine;
     pub(crate) mod procfs;
     pub(crate) mod pty;
@@ -81,9 +82,10 @@ mod linux {
     pub(crate) mod spawn;
     pub(crate) mod spawner;
     pub(crate) mod timer;
+    pub(crate) mod tree;
 }
 #[cfg(target_os = "linux")]
-use linux::{blocked, confine, procfs, pty, shim, spawn, spawner, timer};
+use linux::{blocked, children, confine, procfs, pty, shim, spawn, spawner, timer, tree};
 
 mod backend;
 mod config;
