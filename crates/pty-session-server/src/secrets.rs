@@ -7,7 +7,15 @@
 //! process of the same user may read (a session's too: the server is its ancestor, and
 //! reading it needs no more than that), shows the block the kernel copied onto the stack
 //! at exec, whatever `environ` holds since. So the secrets' bytes in that block are
-//! overwritten as well ([`erase_from_initial_block`]).
+//! overwritten as well (`erase_from_initial_block`).
+//!
+//! `serve` does not identify its TCP peers by process, as the background server does its
+//! Unix ones: the kernel names no process for a TCP connection, and finding one means
+//! matching `/proc/net/tcp` to a socket inode and then reading every process's
+//! descriptors for it, per connection (tens of milliseconds on a busy machine), with a
+//! socket that may be shared after a fork or passed on, and other users' processes
+//! unreadable. Over HTTP the token is the gate, and no session can read it from the
+//! server: not from its environment, not from `/proc`.
 //!
 //! Descriptors need no step here: everything the server opens is close-on-exec, and the
 //! shim closes whatever else a session's program would inherit (`pty_session`'s `shim`).

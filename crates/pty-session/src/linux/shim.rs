@@ -12,7 +12,22 @@
 //!    or SIGTERM, sends SIGHUP, SIGTERM and SIGCONT to every descendant, waits out the
 //!    grace period, then SIGKILLs whatever is left until nothing is, and exits.
 //!
-//! It also exits by itself once the command has exited and no descendant is left.
+//! It also exits by itself once the command has exited and no descendant is left, and
+//! says so last ([`Report::Finished`]).
+//!
+//! **It cannot be disarmed.** The command is the shim's child and runs as the same user,
+//! so an unsandboxed session may stop the shim, kill it, or lower its limits
+//! (`prlimit --pid $PPID --nofile=0:0`: every new descriptor, and `poll` on two, fails).
+//! So the shim treats any failing call of its wait as a reason to kill the tree, waits
+//! while it kills with `sigtimedwait` (no descriptor), and lists its children through a
+//! `/proc` it opened at start when it can open nothing else
+//! ([`ProcDir`]); and it is not the last line: the service
+//! kills the tree itself when a close is not done soon after the grace, or when the shim
+//! died without its last report ([`tree`](crate::tree)), and the spawner kills the
+//! orphans a dead shim hands it. A sandboxed session can do none of this to begin with:
+//! Landlock's signal scope keeps it from signalling the shim, which is outside its
+//! sandbox, and with the shim as its parent outside, nothing it sets on itself reaches
+//! the shim.
 //!
 //! Stdin of the shim is the control socket, stdout and stderr the PTY slave; the spawner
 //! has set its environment and working directory to the command's.
