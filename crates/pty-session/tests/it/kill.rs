@@ -280,6 +280,7 @@ async fn close_in_time(pty: &PtyService, owner: &Owner, id: &pty_session::Sessio
     // A hang-catcher: today's bound, with room to tell "late" from "never".
     let closed = tokio::time::timeout(bound * 5, pty.close(owner, id)).await;
     let took = start.elapsed();
+    eprintln!("close took {took:?} (bound {bound:?})");
     assert!(closed.is_ok(), "close hung for {took:?}");
     assert!(took < bound, "close took {took:?}, more than {bound:?}");
     let survivors: Vec<_> = pids.iter().copied().filter(|&pid| alive(pid)).collect();
