@@ -20,7 +20,9 @@
 //! and the spawner writes a report there itself if it cannot fork.
 //!
 //! The spawner exits when its socket hangs up: the service dropped it, or died (the spare
-//! reads the EOF and exits too). Children are reaped by the kernel (`SA_NOCLDWAIT`), so
+//! reads the EOF and exits too). It first waits, a moment, for its shims to end their
+//! trees, and ends those of shims that do not (`last_rites`): the service is no longer
+//! there to. Children are reaped by the kernel (`SA_NOCLDWAIT`), so
 //! no shim lingers as a zombie.
 //!
 //! The spawner is also a child subreaper, the net under the shims: a shim that dies
@@ -226,9 +228,84 @@ fn serve() -> i32 {
         };
         match wait_for_spare(&taken, deaths.as_ref(), &mut orphans) {
             Spare::Taken => {}
-            Spare::Lost | Spare::ServiceGone => return 0,
+            Spare::Lost => return 0,
+            Spare::ServiceGone => {
+                if let Some(proc) = &proc {
+                    last_rites(proc, deaths.as_ref(), &mut forked);
+                }
+                return 0;
+            }
         }
     }
+}
+
+/// How long the spawner, once the service is gone, gives its shims to end their trees
+/// before it kills what is left itself: within the two seconds the service's death
+/// allows every tree, with room for the kill.
+const LAST_RITES_MS: i64 = 1_500;
+
+/// The service is gone, and with it the service's own kill of a tree whose shim does not
+/// do its work. Every shim saw its control socket close and kills its tree; the spawner
+/// waits for them (killing the orphans of any that die first), and kills the trees of the
+/// shims still there after [`LAST_RITES_MS`] (stopped by their session, or disarmed
+/// otherwise) as the service would have ([`tree::kill`](crate::tree::kill)).
+fn last_rites(proc: &ProcDir, deaths: Option<&OwnedFd>, forked: &mut Vec<i32>) {
+    let deadline = now_ms() + LAST_RITES_MS;
+    loop {
+        kill_orphans(proc, forked);
+        if proc.for_each_child(|_| {}) == Some(0) {
+            return;
+        }
+        let left = deadline - now_ms();
+        if left <= 0 {
+            break;
+        }
+        wait_for_death(deaths, left.min(50));
+    }
+    let mut shims = Vec::new();
+    proc.for_each_child(|pid| shims.push(pid));
+    for shim in shims {
+        crate::tree::kill(shim);
+    }
+    // What the killed shims handed the spawner, as they died.
+    for _ in 0..100 {
+        kill_orphans(proc, &mut Vec::new());
+        if proc.for_each_child(|_| {}) == Some(0) {
+            return;
+        }
+        wait_for_death(deaths, 10);
+    }
+}
+
+/// Waits up to `timeout_ms` for a child's death on the SIGCHLD signalfd (or sleeps, with
+/// none), and empties it.
+fn wait_for_death(deaths: Option<&OwnedFd>, timeout_ms: i64) {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    let timeout = Timespec {
+        tv_sec: timeout_ms / 1000,
+        tv_nsec: timeout_ms % 1000 * 1_000_000,
+    };
+    match deaths {
+        Some(deaths) => {
+            let mut fds = [PollFd::new(deaths, PollFlags::IN)];
+            if rustix::event::poll(&mut fds, Some(&timeout)).is_err() {
+                std::thread::sleep(std::time::Duration::from_millis(timeout_ms as u64));
+            }
+            let mut info = [0u8; 128];
+            while let Ok(128) = rustix::io::read(deaths, &mut info) {}
+        }
+        None => std::thread::sleep(std::time::Duration::from_millis(timeout_ms as u64)),
+    }
+}
+
+fn now_ms() -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: CLOCK_MONOTONIC always exists; the pointer is to a local.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000
 }
 
 /// Makes the spawner a child subreaper whose children the kernel reaps (`SA_NOCLDWAIT`)

@@ -335,3 +335,16 @@ async fn a_killed_shims_tree_dies_too() {
     .await;
     close_in_time(&pty, &owner, &id, &pids).await;
 }
+
+#[tokio::test]
+async fn a_stopped_shims_tree_dies_with_the_service() {
+    let (pty, _owner, _id, pids) = disarmed("kill -STOP $PPID").await;
+    drop(pty);
+    // The service's death leaves every tree two seconds, whatever the shims do.
+    eventually(
+        "the stopped shim's tree to die",
+        Duration::from_secs(2),
+        || pids.iter().all(|&pid| !alive(pid)),
+    )
+    .await;
+}
