@@ -562,6 +562,8 @@ async fn drain(session: Arc<Session>, mut control: OwnedReadHalf) {
                         if !session.state().shim_finished {
                             session.kill_tree().await;
                         }
+                        // Its socket closed as it exited: a moment more, and it is gone.
+                        wait_exited(session.shim, SHIM_EXIT).await;
                         // Nothing of the tree is left to hold the slave except what
                         // escaped it; drain what is there and stop.
                         eof = eof || matches!(session.read_available(), Ok(true));
@@ -602,6 +604,27 @@ async fn drain(session: Arc<Session>, mut control: OwnedReadHalf) {
     }
     drop(state);
     session.bump();
+}
+
+/// How long the drain waits for a shim whose socket closed to be gone: it closes its
+/// descriptors as it exits, microseconds before it is a zombie.
+const SHIM_EXIT: Duration = Duration::from_millis(100);
+
+/// Waits up to `limit` until process `pid` has exited, by a pidfd (readable once the
+/// process is a zombie or reaped).
+async fn wait_exited(pid: u32, limit: Duration) {
+    use rustix::process::{Pid, PidfdFlags};
+    let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+        return;
+    };
+    // ESRCH: gone already.
+    let Ok(pidfd) = rustix::process::pidfd_open(pid, PidfdFlags::NONBLOCK) else {
+        return;
+    };
+    let Ok(pidfd) = crate::pty::register(pidfd) else {
+        return;
+    };
+    let _ = tokio::time::timeout(limit, pidfd.readable()).await;
 }
 
 /// After the shim exited, the end of output follows at once unless a process that escaped
