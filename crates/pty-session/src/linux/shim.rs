@@ -20,14 +20,14 @@
 //! (`prlimit --pid $PPID --nofile=0:0`: every new descriptor, and `poll` on two, fails).
 //! So the shim treats any failing call of its wait as a reason to kill the tree, waits
 //! while it kills with `sigtimedwait` (no descriptor), and lists its children through a
-//! `/proc` it opened at start when it can open nothing else
-//! ([`ProcDir`]); and it is not the last line: the service
-//! kills the tree itself when a close is not done soon after the grace, or when the shim
-//! died without its last report ([`tree`](crate::tree)), and the spawner kills the
-//! orphans a dead shim hands it. A sandboxed session can do none of this to begin with:
-//! Landlock's signal scope keeps it from signalling the shim, which is outside its
-//! sandbox, and with the shim as its parent outside, nothing it sets on itself reaches
-//! the shim.
+//! `/proc` it opened at start when it can open nothing else ([`ProcDir`]); and it is not
+//! the last line: the service kills the tree itself when a close is not done soon after
+//! the grace, or when the shim died without its last report ([`tree`](crate::tree)), and
+//! the spawner kills the orphans a dead shim hands it. A sandboxed session can do less
+//! to begin with: on kernels with Landlock's signal scope (ABI 6) it cannot signal the
+//! shim, which is outside its sandbox; where it still can signal it or change its
+//! limits, what it does to the shim ends as above, since the service and the spawner,
+//! which finish the kill, are outside its reach as well.
 //!
 //! Stdin of the shim is the control socket, stdout and stderr the PTY slave; the spawner
 //! has set its environment and working directory to the command's.

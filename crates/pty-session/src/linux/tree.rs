@@ -20,9 +20,11 @@
 //! init) is out of reach here; the spawner, a child subreaper, adopts those when a shim
 //! dies and kills them itself (see [`spawner`](crate::spawner)).
 //!
-//! A sandboxed session cannot stop any of this: it may not signal processes outside its
-//! sandbox (Landlock's signal scope) nor change their limits, and the service and the
-//! spawner are outside it.
+//! A sandboxed session cannot stop any of this: the service runs outside its sandbox,
+//! and on kernels with Landlock's signal scope (ABI 6) it cannot signal the service, the
+//! spawner or the shim at all, and whatever it does to its shim ends in this kill. An
+//! unsandboxed session runs as the user and could kill the service itself; what it
+//! cannot do is make a close hang or keep its tree alive past it.
 
 use std::collections::HashSet;
 use std::time::Duration;
