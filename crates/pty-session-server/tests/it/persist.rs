@@ -810,13 +810,7 @@ async fn a_confined_peer_is_refused_by_what_it_is_wherever_it_runs() {
     // Namespaces of its own (user, and with it the others it may make), nothing else.
     let out = project.join("unshared.out");
     let mut unshared = std::process::Command::new("unshare")
-        .args([
-            "--user",
-            "--map-current-user",
-            "--mount",
-            &python,
-            "probe.py",
-        ])
+        .args(["--user", "--map-root-user", "--mount", &python, "probe.py"])
         .current_dir(&project)
         .stdout(std::fs::File::create(&out).unwrap())
         .spawn()
