@@ -84,8 +84,12 @@ mod linux {
     pub(crate) mod timer;
     pub(crate) mod tree;
 }
+// The kill when the shim cannot be trusted with it.
 #[cfg(target_os = "linux")]
-use linux::{blocked, children, confine, procfs, pty, shim, spawn, spawner, timer, tree};
+use linux::{children, tree};
+
+#[cfg(target_os = "linux")]
+use linux::{blocked, confine, procfs, pty, shim, spawn, spawner, timer};
 
 mod backend;
 mod config;
