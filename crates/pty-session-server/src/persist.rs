@@ -2,8 +2,9 @@
 //! server that holds the sessions, so that they outlive the client that opened them.
 //!
 //! The background server listens on a Unix socket in [`socket_dir`] (0700; the socket
-//! 0600) and serves only peers of its own user (`SO_PEERCRED`), and none that runs in
-//! one of its own sandboxed sessions ([`crate::persist_peer`]). Each connection starts
+//! 0600) and serves only peers of its own user (`SO_PEERCRED`), and none more confined
+//! than itself, such as a process of a sandboxed session ([`crate::persist_peer`]: by the
+//! peer's own `no_new_privs`, seccomp and namespaces). Each connection starts
 //! with one JSON line, a [`Hello`]: `mcp` (the server answers [`ACK`], then MCP lines go
 //! both ways, as over stdio, for the named owner), `ls`, `attach` (a person's terminal,
 //! [`crate::persist_view`]) or `stop`. A client that finds no server starts one; the
@@ -516,7 +517,7 @@ pub async fn serve(
                             // A sandboxed session must not open unsandboxed ones here.
                             if let Err(refused) = crate::persist_peer::check(cred.pid()) {
                                 let cause = match refused {
-                                    Refused::SandboxedSession => Cause::SandboxedPeer,
+                                    Refused::Confined => Cause::SandboxedPeer,
                                     Refused::Unknown => Cause::UnknownPeer,
                                 };
                                 let pid = cred.pid().unwrap_or(0);

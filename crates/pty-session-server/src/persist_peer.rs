@@ -1,244 +1,212 @@
-//! Which processes of this user the background server refuses: those of sandboxed
-//! sessions. A sandbox leaves Unix sockets open and cannot keep a process from
-//! connecting to one by its path; through the background server such a process could
-//! open a session without the sandbox. Every process of a session descends from its
-//! shim (`pty-shim`, a child subreaper, so even a double-forked daemon stays below it),
-//! and the server's own sessions from the server (server → spawner → shim → …); a
-//! sandboxed process runs with `no_new_privs` and a seccomp filter, which it cannot
-//! shed. A peer with both below this server or below any shim (a sandboxed session of
-//! another pty-session server, such as a stdio one) is refused; one outside (the user's
-//! hosts, sandboxed by anything else or not) or in an unsandboxed session is served.
+//! Which processes of this user the background server refuses: those more confined than
+//! the server itself, by what they are, read from the kernel, not by where they come from.
+//!
+//! A sandbox leaves Unix sockets reachable by path; through the background server a
+//! sandboxed process could open a session without the sandbox. Every sandboxed process of
+//! a session runs with `no_new_privs` and a seccomp filter, and in namespaces of its own,
+//! none of which it can shed; a client the server should serve (`mcp --persist` started
+//! by a host, `ls`, `attach`, `stop`) runs as the user's processes do, usually exactly as
+//! confined as the server, which such a client started. So a peer (its pid from
+//! `SO_PEERCRED`) is refused when `/proc/<pid>/status` shows `NoNewPrivs: 1` and the
+//! server's does not, a seccomp mode the server does not have or more seccomp filters
+//! than the server has, or when its user, mount or PID namespace is not the server's; and
+//! when any of that cannot be read. Whoever confined the peer, the server would lift that
+//! confinement by serving it, so a host sandboxed by something else (a flatpak, a
+//! container of its own) is refused too, while a server started inside such a sandbox
+//! serves its peers there.
+//!
+//! This used to walk the peer's ancestry looking for a shim; a daemon whose parents died
+//! (reparented to init) escaped it. What a process is stays with it wherever it is
+//! reparented.
 
-use std::path::PathBuf;
+use std::os::unix::fs::MetadataExt as _;
 
-/// The name (`comm`) of a session's shim.
-const SHIM: &str = "pty-shim";
+/// The namespaces compared: a sandboxed session gets its own of each.
+pub const NAMESPACES: [&str; 3] = ["user", "mnt", "pid"];
 
-/// The fields of `/proc/PID/status` the rule reads.
+/// What confines a process, as the kernel tells it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Status {
-    /// `Name`: the process's `comm`.
-    pub name: String,
-    /// `PPid`: 0 for the first process of its namespace.
-    pub ppid: i32,
+pub struct Confinement {
     /// `NoNewPrivs: 1`.
     pub no_new_privs: bool,
-    /// `Seccomp: 2`: a seccomp filter applies.
-    pub seccomp_filter: bool,
+    /// `Seccomp`: 0 none, 1 strict, 2 filters.
+    pub seccomp: u8,
+    /// `Seccomp_filters`: how many filters apply (Linux 5.9 and later; `None` before).
+    pub filters: Option<u32>,
+    /// The identities (device and inode) of [`NAMESPACES`], in that order.
+    pub namespaces: [(u64, u64); 3],
 }
 
-/// Reads the [`Status`] fields from the text of `/proc/PID/status`.
-pub fn parse_status(text: &str) -> Option<Status> {
+/// The status fields of a [`Confinement`], from the text of `/proc/PID/status`: `None`
+/// when `NoNewPrivs` or `Seccomp` is missing (a kernel without them cannot say).
+pub fn parse_status(text: &str) -> Option<(bool, u8, Option<u32>)> {
     let field = |name: &str| {
         text.lines()
             .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
             .map(str::trim)
     };
-    Some(Status {
-        name: field("Name")?.to_owned(),
-        ppid: field("PPid")?.parse().ok()?,
-        no_new_privs: field("NoNewPrivs") == Some("1"),
-        seccomp_filter: field("Seccomp") == Some("2"),
-    })
+    let no_new_privs = field("NoNewPrivs")?.parse::<u8>().ok()? != 0;
+    let seccomp = field("Seccomp")?.parse().ok()?;
+    let filters = field("Seccomp_filters").and_then(|n| n.parse().ok());
+    Some((no_new_privs, seccomp, filters))
 }
 
 /// Why a peer is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refused {
-    /// It runs in one of the server's sessions, under its sandbox.
-    SandboxedSession,
-    /// Its process cannot be read (gone already, or not visible from here).
+    /// It is more confined than the server: a sandboxed session, or sandboxed otherwise.
+    Confined,
+    /// Its state cannot be read (gone already, not visible from here, or not readable).
     Unknown,
 }
 
-/// The rule, pure: `peer` is the peer's status, `ancestors` the pids and names up its
-/// parent chain (`Err` if the chain broke before its root), `server` this server's pid.
-/// Refused when the peer is confined (`no_new_privs` and a seccomp filter) and the
-/// server or a shim is among its ancestors, or the chain cannot tell.
-pub fn decide(
-    server: i32,
-    peer: Option<&Status>,
-    ancestors: Result<&[(i32, String)], ()>,
-) -> Result<(), Refused> {
+/// The rule, pure: `server` and `peer` as read from `/proc` (`None`: unreadable).
+pub fn decide(server: &Confinement, peer: Option<&Confinement>) -> Result<(), Refused> {
     let Some(peer) = peer else {
         return Err(Refused::Unknown);
     };
-    if !(peer.no_new_privs && peer.seccomp_filter) {
-        return Ok(());
-    }
-    match ancestors {
-        Ok(chain)
-            if !chain
-                .iter()
-                .any(|(pid, name)| *pid == server || name == SHIM) =>
-        {
-            Ok(())
-        }
-        _ => Err(Refused::SandboxedSession),
+    let more_filters = match (peer.filters, server.filters) {
+        (Some(peer), Some(server)) => peer > server,
+        // A kernel without the count (before 5.9) runs no sandbox of ours (Landlock came
+        // with 5.13): only the mode can tell.
+        _ => false,
+    };
+    let confined = (peer.no_new_privs && !server.no_new_privs)
+        || (peer.seccomp != 0 && peer.seccomp != server.seccomp)
+        || more_filters
+        || peer.namespaces != server.namespaces;
+    if confined {
+        Err(Refused::Confined)
+    } else {
+        Ok(())
     }
 }
 
-/// The longest parent chain walked: deeper than any real one.
-const MAX_DEPTH: usize = 4096;
-
-fn status_of(pid: i32) -> Option<Status> {
-    let text = std::fs::read_to_string(PathBuf::from(format!("/proc/{pid}/status"))).ok()?;
-    parse_status(&text)
+/// Reads the [`Confinement`] of process `pid` (`"self"` for this one).
+pub fn read(pid: &str) -> Option<Confinement> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let (no_new_privs, seccomp, filters) = parse_status(&text)?;
+    let mut namespaces = [(0, 0); 3];
+    for (slot, name) in namespaces.iter_mut().zip(NAMESPACES) {
+        // Following the link needs the right to inspect the process (same user, and it
+        // did not make itself undumpable): what cannot be read is refused.
+        let meta = std::fs::metadata(format!("/proc/{pid}/ns/{name}")).ok()?;
+        *slot = (meta.dev(), meta.ino());
+    }
+    Some(Confinement {
+        no_new_privs,
+        seccomp,
+        filters,
+        namespaces,
+    })
 }
 
-/// Whether the peer of pid `peer` (from `SO_PEERCRED`) may use this server.
+/// Whether the peer of pid `peer` (from `SO_PEERCRED`; `None` or 0 when the kernel could
+/// not name it in this PID namespace) may use this server.
 pub fn check(peer: Option<i32>) -> Result<(), Refused> {
-    let server = i32::try_from(std::process::id()).unwrap_or(i32::MAX);
     let Some(pid) = peer.filter(|&pid| pid > 0) else {
         return Err(Refused::Unknown);
     };
-    let status = status_of(pid);
-    let mut chain = Vec::new();
-    let mut walked = Ok(());
-    let mut next = status.as_ref().map(|status| status.ppid);
-    while let Some(parent) = next.filter(|&parent| parent > 0) {
-        if chain.len() >= MAX_DEPTH {
-            walked = Err(());
-            break;
-        }
-        match status_of(parent) {
-            Some(status) => {
-                next = Some(status.ppid);
-                chain.push((parent, status.name));
-            }
-            None => {
-                walked = Err(());
-                break;
-            }
-        }
-    }
-    decide(server, status.as_ref(), walked.map(|()| chain.as_slice()))
+    let Some(server) = read("self") else {
+        return Err(Refused::Unknown);
+    };
+    decide(&server, read(&pid.to_string()).as_ref())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn confined() -> Status {
-        Status {
-            name: "python3".into(),
-            ppid: 40,
-            no_new_privs: true,
-            seccomp_filter: true,
+    fn plain() -> Confinement {
+        Confinement {
+            no_new_privs: false,
+            seccomp: 0,
+            filters: Some(0),
+            namespaces: [(4, 10), (4, 11), (4, 12)],
         }
-    }
-
-    fn chain(links: &[(i32, &str)]) -> Vec<(i32, String)> {
-        links
-            .iter()
-            .map(|(pid, name)| (*pid, (*name).to_owned()))
-            .collect()
     }
 
     #[test]
     fn the_status_fields_are_read() {
-        let text = "Name:\tsh\nPPid:\t41\nNoNewPrivs:\t1\nSeccomp:\t2\nSeccomp_filters:\t2\n";
-        assert_eq!(
-            parse_status(text),
-            Some(Status {
-                name: "sh".into(),
-                ppid: 41,
-                no_new_privs: true,
-                seccomp_filter: true
-            })
-        );
-        let text = "Name:\tbash\nPPid:\t1\nNoNewPrivs:\t0\nSeccomp:\t0\n";
-        assert_eq!(
-            parse_status(text),
-            Some(Status {
-                name: "bash".into(),
-                ppid: 1,
-                no_new_privs: false,
-                seccomp_filter: false
-            })
-        );
-        // Strict mode (1) is not a filter; a kernel without the fields confines nothing.
-        let strict = parse_status("Name:\tx\nPPid:\t3\nNoNewPrivs:\t1\nSeccomp:\t1\n").unwrap();
-        assert!(!strict.seccomp_filter);
-        assert!(!parse_status("Name:\tx\nPPid:\t3\n").unwrap().no_new_privs);
-        assert_eq!(parse_status("Name:\tsh\n"), None);
+        let text = "Name:\tsh\nPPid:\t41\nNoNewPrivs:\t1\nSeccomp:\t2\nSeccomp_filters:\t3\n";
+        assert_eq!(parse_status(text), Some((true, 2, Some(3))));
+        let text = "Name:\tbash\nNoNewPrivs:\t0\nSeccomp:\t0\n";
+        assert_eq!(parse_status(text), Some((false, 0, None)));
+        // A kernel that cannot tell: the peer is unknown, hence refused.
+        assert_eq!(parse_status("Name:\tx\nPPid:\t3\n"), None);
+        assert_eq!(parse_status("NoNewPrivs:\tyes\nSeccomp:\t0\n"), None);
     }
 
     #[test]
-    fn a_confined_process_below_the_server_or_a_shim_is_refused() {
-        let peer = confined();
-        // Below this server: server, spawner, shim, the session's shell.
-        let below = chain(&[
-            (40, "sh"),
-            (30, "pty-shim"),
-            (20, "pty-spawner"),
-            (10, "pty-session"),
-            (1, "systemd"),
-        ]);
-        assert_eq!(
-            decide(10, Some(&peer), Ok(&below)),
-            Err(Refused::SandboxedSession)
-        );
-        // Below this server even if the shim were named otherwise.
-        let renamed = chain(&[(40, "sh"), (10, "pty-session"), (1, "init")]);
-        assert_eq!(
-            decide(10, Some(&peer), Ok(&renamed)),
-            Err(Refused::SandboxedSession)
-        );
-        // A sandboxed session of another server (a stdio one, say).
-        let other = chain(&[
-            (40, "sh"),
-            (31, "pty-shim"),
-            (21, "pty-spawner"),
-            (11, "pty-session"),
-            (1, "init"),
-        ]);
-        assert_eq!(
-            decide(10, Some(&peer), Ok(&other)),
-            Err(Refused::SandboxedSession)
-        );
-        // A chain that broke before its root cannot clear it.
-        assert_eq!(
-            decide(10, Some(&peer), Err(())),
-            Err(Refused::SandboxedSession)
-        );
-        assert_eq!(decide(10, None, Ok(&[])), Err(Refused::Unknown));
-    }
-
-    #[test]
-    fn unconfined_or_foreign_processes_are_served() {
-        let peer = confined();
-        // Confined by something else (flatpak, a browser's sandbox): no shim above it.
-        let host = chain(&[(40, "bwrap"), (30, "systemd"), (1, "systemd")]);
-        assert_eq!(decide(10, Some(&peer), Ok(&host)), Ok(()));
-        // An unsandboxed session of the server.
-        let plain = Status {
-            no_new_privs: false,
-            seccomp_filter: false,
-            ..confined()
+    fn a_peer_more_confined_than_the_server_is_refused() {
+        let server = plain();
+        let sandboxed = Confinement {
+            no_new_privs: true,
+            seccomp: 2,
+            filters: Some(1),
+            ..plain()
         };
-        let below = chain(&[(40, "pty-shim"), (10, "pty-session"), (1, "init")]);
-        assert_eq!(decide(10, Some(&plain), Ok(&below)), Ok(()));
-        // `no_new_privs` alone, or a filter alone, is not a session's sandbox.
-        let nnp = Status {
-            seccomp_filter: false,
-            ..confined()
+        assert_eq!(decide(&server, Some(&sandboxed)), Err(Refused::Confined));
+        // Any one mark is enough: each is something the server would lift.
+        let nnp = Confinement {
+            no_new_privs: true,
+            ..plain()
         };
-        assert_eq!(decide(10, Some(&nnp), Ok(&below)), Ok(()));
-        // The chain is not read at all for an unconfined peer.
-        assert_eq!(decide(10, Some(&plain), Err(())), Ok(()));
-    }
-
-    #[test]
-    fn this_process_is_served() {
-        let me = i32::try_from(std::process::id()).unwrap();
-        let status = status_of(me).unwrap();
-        assert!(status.ppid >= 0);
-        // Unless the tests themselves run confined, the check reads and clears them.
-        if !(status.no_new_privs && status.seccomp_filter) {
-            assert_eq!(check(Some(me)), Ok(()));
+        assert_eq!(decide(&server, Some(&nnp)), Err(Refused::Confined));
+        let strict = Confinement {
+            seccomp: 1,
+            ..plain()
+        };
+        assert_eq!(decide(&server, Some(&strict)), Err(Refused::Confined));
+        for slot in 0..3 {
+            let mut moved = plain();
+            moved.namespaces[slot].1 += 100;
+            assert_eq!(decide(&server, Some(&moved)), Err(Refused::Confined));
         }
+        // In a container whose every process has a filter, one more is a sandbox.
+        let container = Confinement {
+            seccomp: 2,
+            filters: Some(1),
+            ..plain()
+        };
+        let inside = Confinement {
+            no_new_privs: false,
+            filters: Some(2),
+            ..container.clone()
+        };
+        assert_eq!(decide(&container, Some(&inside)), Err(Refused::Confined));
+        assert_eq!(decide(&server, None), Err(Refused::Unknown));
+    }
+
+    #[test]
+    fn a_peer_confined_as_the_server_is_or_less_is_served() {
+        let server = plain();
+        assert_eq!(decide(&server, Some(&plain())), Ok(()));
+        // A server started inside a sandbox (a container, a confined host) serves its
+        // peers there, and peers less confined than itself.
+        let container = Confinement {
+            no_new_privs: true,
+            seccomp: 2,
+            filters: Some(1),
+            ..plain()
+        };
+        assert_eq!(decide(&container, Some(&container.clone())), Ok(()));
+        assert_eq!(decide(&container, Some(&plain())), Ok(()));
+        // Without the filter count, equal modes cannot be told apart.
+        let old = Confinement {
+            filters: None,
+            ..container.clone()
+        };
+        assert_eq!(decide(&old, Some(&old.clone())), Ok(()));
+    }
+
+    #[test]
+    fn this_process_is_served_and_the_unnamed_refused() {
+        let me = i32::try_from(std::process::id()).unwrap();
+        assert!(read("self").is_some());
+        assert_eq!(check(Some(me)), Ok(()));
         assert_eq!(check(None), Err(Refused::Unknown));
         assert_eq!(check(Some(0)), Err(Refused::Unknown));
+        assert_eq!(check(Some(i32::MAX)), Err(Refused::Unknown));
     }
 }

@@ -34,8 +34,8 @@ pub enum Cause {
     ConnectionCap,
     /// `SESSION_LIMIT`: the token has all the MCP sessions it may.
     McpSessionLimit,
-    /// The background server closed a connection from a process of one of its own
-    /// sandboxed sessions.
+    /// The background server closed a connection from a process more confined than
+    /// itself: a sandboxed session's, or one sandboxed otherwise.
     SandboxedPeer,
     /// The background server closed a connection whose process it cannot read.
     UnknownPeer,
@@ -74,7 +74,7 @@ impl Cause {
             Cause::ConnectionCap => "a connection closed: every open one serves a request",
             Cause::McpSessionLimit => "SESSION_LIMIT: the token has all the MCP sessions it may",
             Cause::SandboxedPeer => {
-                "a process of a sandboxed session connected to the background server"
+                "a sandboxed process (more confined than the server) connected to the background server"
             }
             Cause::UnknownPeer => "a process the background server cannot read connected to it",
         }

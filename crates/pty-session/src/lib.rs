@@ -74,6 +74,7 @@ compile_error!(
 #[cfg(target_os = "linux")]
 mod linux {
     pub(crate) mod blocked;
+    pub(crate) mod children;
     pub(crate) mod confine;
     pub(crate) mod procfs;
     pub(crate) mod pty;
@@ -81,7 +82,12 @@ mod linux {
     pub(crate) mod spawn;
     pub(crate) mod spawner;
     pub(crate) mod timer;
+    pub(crate) mod tree;
 }
+// The kill when the shim cannot be trusted with it.
+#[cfg(target_os = "linux")]
+use linux::{children, tree};
+
 #[cfg(target_os = "linux")]
 use linux::{blocked, confine, procfs, pty, shim, spawn, spawner, timer};
 

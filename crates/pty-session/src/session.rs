@@ -31,6 +31,11 @@ pub(crate) struct Session {
     pub(crate) owner: Owner,
     /// The command's pid.
     pub(crate) pid: u32,
+    /// The shim's pid, the id of the session's process session: what the service kills
+    /// by when the shim does not kill the tree ([`crate::tree`]).
+    shim: u32,
+    /// How long the shim waits after SIGHUP/SIGTERM before SIGKILL.
+    grace: Duration,
     /// Where the session came from, for listings.
     pub(crate) origin: Origin,
     /// The master side, non-blocking on tokio's reactor. Read by the drain task, written
@@ -93,6 +98,8 @@ pub(crate) struct State {
     pub(crate) eof: bool,
     /// The shim has exited and the output is drained.
     pub(crate) finished: bool,
+    /// The shim said it leaves nothing behind ([`Report::Finished`]).
+    pub(crate) shim_finished: bool,
     /// When output last arrived (or the session started).
     pub(crate) last_output: Instant,
     /// Counts the reads that brought output.
@@ -259,6 +266,8 @@ impl Session {
             master,
             control,
             pid,
+            shim,
+            grace,
         } = spawned;
         let (control_read, control_write) = control.into_split();
         let tty = crate::pty::terminal_name(&master).unwrap_or_default();
@@ -266,6 +275,8 @@ impl Session {
             id,
             owner,
             pid,
+            shim,
+            grace,
             origin,
             master: Arc::new(crate::pty::register(master)?),
             state: Mutex::new(State {
@@ -275,6 +286,7 @@ impl Session {
                 exit: None,
                 eof: false,
                 finished: false,
+                shim_finished: false,
                 last_output: Instant::now(),
                 output_seq: 0,
                 tap,
@@ -324,18 +336,43 @@ impl Session {
     }
 
     /// Tells the shim to kill the process tree and waits until it is reaped and the output
-    /// is drained.
+    /// is drained: within the grace and a second, whatever the shim does. A shim that has
+    /// not finished by the first of [`close_deadlines`](crate::tree::close_deadlines)
+    /// (stopped, spinning, its limits taken away) is not waited for: the service kills
+    /// the tree itself, by its process session ([`crate::tree`]).
     pub(crate) async fn kill_and_wait(&self) {
-        let mut changes = self.subscribe();
+        let start = tokio::time::Instant::now();
+        let (shim_deadline, give_up) = crate::tree::close_deadlines(self.grace);
         self.request_kill();
+        if self.wait_finished_until(start + shim_deadline).await {
+            return;
+        }
+        tracing::warn!(session = %self.id, shim = self.shim, "the shim did not end the session in time; killing its tree");
+        self.kill_tree().await;
+        self.wait_finished_until(start + give_up).await;
+    }
+
+    /// Waits until the session is finished or `deadline` passes; true if it finished.
+    async fn wait_finished_until(&self, deadline: tokio::time::Instant) -> bool {
+        let mut changes = self.subscribe();
         loop {
             if self.state().finished {
-                return;
+                return true;
             }
-            if changes.changed().await.is_err() {
-                return;
+            match tokio::time::timeout_at(deadline, changes.changed()).await {
+                Ok(Ok(())) => {}
+                // The sender lives in this session: it cannot be gone while we are.
+                Ok(Err(_)) => return self.state().finished,
+                Err(_elapsed) => return false,
             }
         }
+    }
+
+    /// Kills the tree by the shim's process session, from the service ([`crate::tree`]).
+    async fn kill_tree(&self) {
+        let shim = self.shim as i32;
+        let killed = tokio::task::spawn_blocking(move || crate::tree::kill(shim)).await;
+        tracing::debug!(session = %self.id, ?killed, "killed the tree from the service");
     }
 
     /// A probe of this session's foreground group, for one settle.
@@ -496,7 +533,9 @@ impl Session {
 /// session finished once the shim is gone and the output is drained.
 ///
 /// The shim is gone when its control socket reaches EOF: the shim is its only holder (the
-/// command never gets it), so EOF comes when the shim exits, however it dies.
+/// command never gets it), so EOF comes when the shim exits, however it dies. A shim that
+/// did not say first that it left nothing behind ([`Report::Finished`]) was killed or
+/// failed: the service kills what it left, by its process session ([`crate::tree`]).
 async fn drain(session: Arc<Session>, mut control: OwnedReadHalf) {
     let mut eof = false;
     let mut shim_gone = false;
@@ -520,6 +559,11 @@ async fn drain(session: Arc<Session>, mut control: OwnedReadHalf) {
                 match read {
                     Ok(0) | Err(_) => {
                         shim_gone = true;
+                        if !session.state().shim_finished {
+                            session.kill_tree().await;
+                        }
+                        // Its socket closed as it exited: a moment more, and it is gone.
+                        wait_exited(session.shim, SHIM_EXIT).await;
                         // Nothing of the tree is left to hold the slave except what
                         // escaped it; drain what is there and stop.
                         eof = eof || matches!(session.read_available(), Ok(true));
@@ -531,7 +575,11 @@ async fn drain(session: Arc<Session>, mut control: OwnedReadHalf) {
                         filled += n;
                         if filled == REPORT_LEN {
                             filled = 0;
-                            if let Some(Report::Exited(exit)) = Report::decode(record) {
+                            let report = Report::decode(record);
+                            if report == Some(Report::Finished) {
+                                session.state().shim_finished = true;
+                            }
+                            if let Some(Report::Exited(exit)) = report {
                                 // Everything the command wrote before it exited is in the
                                 // terminal already: read it before saying it exited.
                                 if let Err(err) = session.read_available() {
@@ -556,6 +604,27 @@ async fn drain(session: Arc<Session>, mut control: OwnedReadHalf) {
     }
     drop(state);
     session.bump();
+}
+
+/// How long the drain waits for a shim whose socket closed to be gone: it closes its
+/// descriptors as it exits, microseconds before it is a zombie.
+const SHIM_EXIT: Duration = Duration::from_millis(100);
+
+/// Waits up to `limit` until process `pid` has exited, by a pidfd (readable once the
+/// process is a zombie or reaped).
+async fn wait_exited(pid: u32, limit: Duration) {
+    use rustix::process::{Pid, PidfdFlags};
+    let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+        return;
+    };
+    // ESRCH: gone already.
+    let Ok(pidfd) = rustix::process::pidfd_open(pid, PidfdFlags::NONBLOCK) else {
+        return;
+    };
+    let Ok(pidfd) = crate::pty::register(pidfd) else {
+        return;
+    };
+    let _ = tokio::time::timeout(limit, pidfd.readable()).await;
 }
 
 /// After the shim exited, the end of output follows at once unless a process that escaped

@@ -155,3 +155,20 @@ async fn a_legacy_mcp_session_belongs_to_its_token() {
     assert_eq!(own.status, 200, "{own:?}");
     assert!(own.body.contains("pty_open"), "{own:?}");
 }
+
+/// `PTY_SESSION_TOKEN` leaves the server's `/proc/<pid>/environ`, which any process of the
+/// user (a session's too) may read, and the token still works.
+#[tokio::test]
+async fn the_token_is_not_in_the_servers_proc_environ() {
+    let server = http_server(&[], &[("PTY_SESSION_TOKEN", ALICE)]).await;
+    let pid = server.child.id().unwrap();
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    let shown = String::from_utf8_lossy(&environ);
+    assert!(!shown.contains(ALICE), "the token's value: {shown:?}");
+    assert!(!shown.contains("PTY_SESSION_TOKEN"), "its name: {shown:?}");
+    // The rest of the environment is still there for /proc's readers (ps e, debuggers).
+    assert!(shown.contains("PATH="), "{shown:?}");
+    let auth = format!("Bearer {ALICE}");
+    let response = raw_post(server.addr, &[("Authorization", &auth)], INITIALIZE).await;
+    assert_eq!(response.status, 200, "{response:?}");
+}

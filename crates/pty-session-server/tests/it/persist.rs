@@ -705,3 +705,144 @@ async fn a_client_whose_connection_a_leaving_server_drops_tries_again() {
     assert!(!alive(pid) && !alive(servers[0]));
     drop(client);
 }
+
+/// Runs `program` with `args` the way a sandbox leaves a process: `no_new_privs` and a
+/// seccomp filter (one that allows everything: what counts is that one applies, which the
+/// process can never shed). Its output goes to `out`.
+fn spawn_confined(program: &str, args: &[&str], cwd: &Path, out: &Path) -> std::process::Child {
+    use std::os::unix::process::CommandExt as _;
+    let mut command = std::process::Command::new(program);
+    command
+        .args(args)
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(out).unwrap())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: between fork and exec the closure makes two prctl calls on locals, which
+    // are async-signal-safe, and allocates nothing.
+    unsafe {
+        command.pre_exec(|| {
+            // BPF_RET | BPF_K, SECCOMP_RET_ALLOW: a filter that allows every call.
+            let allow = [libc::sock_filter {
+                code: 0x06,
+                jt: 0,
+                jf: 0,
+                k: 0x7fff_0000,
+            }];
+            let program = libc::sock_fprog {
+                len: 1,
+                filter: allow.as_ptr().cast_mut(),
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &raw const program,
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    command.spawn().unwrap()
+}
+
+/// A process more confined than the background server is refused by what it is, wherever
+/// it sits in the process tree: here outside every session, in a session of its own and
+/// reparented away from its parents (setsid, double fork), where no ancestry tells it
+/// from the user's own processes. So is one in namespaces of its own; the same user's
+/// plain client is served.
+#[tokio::test]
+async fn a_confined_peer_is_refused_by_what_it_is_wherever_it_runs() {
+    let test = "persist::a_confined_peer_is_refused_by_what_it_is_wherever_it_runs";
+    if !pty_session_testkit::in_own_process(test) {
+        return;
+    }
+    // Alone in its process, the test adopts the orphan it makes, so that it reaps it.
+    // SAFETY: prctl takes integers; only this process's own orphans come to it.
+    let subreaper = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    assert_eq!(subreaper, 0);
+    let runtime = Runtime::new("confined");
+    let project = runtime.project("project");
+    std::fs::write(
+        project.join("probe.py"),
+        format!(
+            "import os\nos.write(1, b'PID %d\\n' % os.getpid())\n{}",
+            escape_probe(&runtime.dir().join("persist.sock"))
+        ),
+    )
+    .unwrap();
+    let client = runtime.client(&project, &[]).await;
+    let python = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .unwrap();
+    let python = String::from_utf8(python.stdout).unwrap().trim().to_owned();
+    let verdict_of = async |out: &Path| {
+        eventually("the probe to finish", || {
+            std::fs::read_to_string(out).is_ok_and(|said| said.contains(" end"))
+        })
+        .await;
+        std::fs::read_to_string(out).unwrap()
+    };
+    let reap = |said: &str| {
+        let pid: i32 = said
+            .lines()
+            .find_map(|line| line.strip_prefix("PID "))
+            .unwrap()
+            .parse()
+            .unwrap();
+        let mut status = 0;
+        // SAFETY: waitpid on a child of ours (adopted), with a local status.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    };
+
+    // setsid -f forks, and its parent exits: the probe is an orphan in a session of its
+    // own, with no process of pty-session above it.
+    let out = project.join("daemon.out");
+    let mut setsid = spawn_confined("setsid", &["-f", &python, "probe.py"], &project, &out);
+    assert!(setsid.wait().unwrap().success());
+    let said = verdict_of(&out).await;
+    reap(&said);
+    assert!(said.contains("REFUSED 0"), "a confined daemon: {said}");
+
+    // Namespaces of its own (user, and with it the others it may make), nothing else.
+    let out = project.join("unshared.out");
+    let mut unshared = std::process::Command::new("unshare")
+        .args(["--user", "--map-root-user", "--mount", &python, "probe.py"])
+        .current_dir(&project)
+        .stdout(std::fs::File::create(&out).unwrap())
+        .spawn()
+        .expect("unshare (util-linux) must be installed for this test");
+    assert!(
+        unshared.wait().unwrap().success(),
+        "unshare --user must work here: the sandbox needs user namespaces too"
+    );
+    let said = verdict_of(&out).await;
+    assert!(said.contains("REFUSED 0"), "other namespaces: {said}");
+    let log = runtime.log();
+    assert!(log.contains("cause=\"sandboxed-peer\""), "{log}");
+
+    // The same probe as a plain process of the user is served.
+    let out = project.join("plain.out");
+    let mut plain = std::process::Command::new(&python)
+        .arg("probe.py")
+        .current_dir(&project)
+        .stdout(std::fs::File::create(&out).unwrap())
+        .spawn()
+        .unwrap();
+    assert!(plain.wait().unwrap().success());
+    let said = verdict_of(&out).await;
+    assert!(said.contains("SERVED"), "a plain process: {said}");
+    let servers = runtime.servers();
+    drop(client);
+    let (stopped, said) = runtime.run(&["stop"]).await;
+    assert!(stopped, "{said}");
+    // The background server detached from its starter and came to this subreaper: reap it.
+    for pid in servers {
+        let mut status = 0;
+        // SAFETY: waitpid on a child of ours (adopted), with a local status.
+        unsafe { libc::waitpid(pid as i32, &mut status, 0) };
+    }
+}

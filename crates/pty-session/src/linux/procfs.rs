@@ -26,6 +26,8 @@ struct Stat {
     pid: i32,
     ppid: i32,
     pgrp: i32,
+    /// The process's session (`setsid`'s id: its leader's pid).
+    sid: i32,
 }
 
 /// The fields of a `stat` record that follow the command name, the state first. The name
@@ -42,7 +44,16 @@ fn parse_stat(text: &str) -> Option<(char, Stat)> {
     let state = fields.next()?.chars().next()?;
     let ppid = fields.next()?.parse().ok()?;
     let pgrp = fields.next()?.parse().ok()?;
-    Some((state, Stat { pid, ppid, pgrp }))
+    let sid = fields.next()?.parse().ok()?;
+    Some((
+        state,
+        Stat {
+            pid,
+            ppid,
+            pgrp,
+            sid,
+        },
+    ))
 }
 
 /// The `stat` of every process whose pid is at least `min_pid`. Only the directory is
@@ -50,23 +61,41 @@ fn parse_stat(text: &str) -> Option<(char, Stat)> {
 fn stats_from(min_pid: i32) -> impl Iterator<Item = Stat> {
     fs::read_dir("/proc")
         .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(move |entry| {
-            let name = entry.file_name();
-            let pid: i32 = name.to_str()?.parse().ok()?;
-            if pid < min_pid {
-                return None;
-            }
-            let mut buf = [0; RECORD_BYTES];
-            let text = read_record(format!("/proc/{pid}/stat"), &mut buf)?;
-            parse_stat(&text).map(|(_, stat)| stat)
-        })
+        .flat_map(move |dir| stats_in(dir, min_pid))
 }
 
-/// `(pid, ppid)` of every process.
-pub(crate) fn parent_links() -> Vec<(i32, i32)> {
-    stats_from(0).map(|stat| (stat.pid, stat.ppid)).collect()
+/// [`stats_from`] over a listing of `/proc` already opened.
+fn stats_in(dir: fs::ReadDir, min_pid: i32) -> impl Iterator<Item = Stat> {
+    dir.flatten().filter_map(move |entry| {
+        let name = entry.file_name();
+        let pid: i32 = name.to_str()?.parse().ok()?;
+        if pid < min_pid {
+            return None;
+        }
+        let mut buf = [0; RECORD_BYTES];
+        let text = read_record(format!("/proc/{pid}/stat"), &mut buf)?;
+        parse_stat(&text).map(|(_, stat)| stat)
+    })
+}
+
+/// `(pid, ppid)` of every process; `None` if `/proc` cannot be listed.
+pub(crate) fn parent_links() -> Option<Vec<(i32, i32)>> {
+    let dir = fs::read_dir("/proc").ok()?;
+    Some(stats_in(dir, 0).map(|stat| (stat.pid, stat.ppid)).collect())
+}
+
+/// `(pid, ppid, sid)` of every live process (zombies left out); `None` if `/proc`
+/// cannot be listed.
+pub(crate) fn session_links() -> Option<Vec<(i32, i32, i32)>> {
+    let dir = fs::read_dir("/proc").ok()?;
+    let live = dir.flatten().filter_map(|entry| {
+        let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+        let mut buf = [0; RECORD_BYTES];
+        let text = read_record(format!("/proc/{pid}/stat"), &mut buf)?;
+        let (state, stat) = parse_stat(&text)?;
+        (!matches!(state, 'Z' | 'X')).then_some((stat.pid, stat.ppid, stat.sid))
+    });
+    Some(live.collect())
 }
 
 /// The pids of process group `pgrp`.
@@ -649,7 +678,7 @@ mod tests {
     #[test]
     fn this_process_is_seen() {
         let me = std::process::id() as i32;
-        assert!(parent_links().iter().any(|&(pid, _)| pid == me));
+        assert!(parent_links().unwrap().iter().any(|&(pid, _)| pid == me));
         let sample = GroupProbe::default().sample(&[me]);
         assert!(sample.is_some_and(|s| s.verdict == Verdict::Working));
     }

@@ -12,7 +12,22 @@
 //!    or SIGTERM, sends SIGHUP, SIGTERM and SIGCONT to every descendant, waits out the
 //!    grace period, then SIGKILLs whatever is left until nothing is, and exits.
 //!
-//! It also exits by itself once the command has exited and no descendant is left.
+//! It also exits by itself once the command has exited and no descendant is left, and
+//! says so last ([`Report::Finished`]).
+//!
+//! **It cannot be disarmed.** The command is the shim's child and runs as the same user,
+//! so an unsandboxed session may stop the shim, kill it, or lower its limits
+//! (`prlimit --pid $PPID --nofile=0:0`: every new descriptor, and `poll` on two, fails).
+//! So the shim treats any failing call of its wait as a reason to kill the tree, waits
+//! while it kills with `sigtimedwait` (no descriptor), and lists its children through a
+//! `/proc` it opened at start when it can open nothing else ([`ProcDir`]); and it is not
+//! the last line: the service kills the tree itself when a close is not done soon after
+//! the grace, or when the shim died without its last report ([`tree`](crate::tree)), and
+//! the spawner kills the orphans a dead shim hands it. A sandboxed session can do less
+//! to begin with: on kernels with Landlock's signal scope (ABI 6) it cannot signal the
+//! shim, which is outside its sandbox; where it still can signal it or change its
+//! limits, what it does to the shim ends as above, since the service and the spawner,
+//! which finish the kill, are outside its reach as well.
 //!
 //! Stdin of the shim is the control socket, stdout and stderr the PTY slave; the spawner
 //! has set its environment and working directory to the command's.
@@ -20,17 +35,24 @@
 use std::ffi::CString;
 use std::os::fd::{AsFd, BorrowedFd, FromRawFd as _, OwnedFd};
 
-use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::event::{PollFd, PollFlags};
 
 use crate::ExitStatus;
+use crate::children::ProcDir;
 use crate::confine::{Prepared, Raw};
 use crate::sandbox::Policy;
 
 /// What the shim tells the service, as fixed 12-byte records on the control socket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Report {
-    /// The command runs with this pid.
-    Started(u32),
+    /// The command runs with pid `command`, under the shim of pid `shim` (the leader of
+    /// the session's process session, which the service kills by if the shim fails it).
+    Started {
+        /// The command's pid.
+        command: u32,
+        /// The shim's own pid.
+        shim: u32,
+    },
     /// Exec of the command failed with this errno.
     ExecFailed(i32),
     /// The command ended.
@@ -41,6 +63,10 @@ pub(crate) enum Report {
     ForkFailed(i32),
     /// The sandbox could not be set up (where, and the errno); nothing was started.
     SandboxFailed(crate::confine::Stage, i32),
+    /// The shim is about to exit, with nothing left below it: the last report. A shim
+    /// whose socket closes without it died some other way, and the service kills what
+    /// it left.
+    Finished,
 }
 
 /// The size of one report record.
@@ -49,7 +75,7 @@ pub(crate) const REPORT_LEN: usize = 12;
 impl Report {
     pub(crate) fn encode(self) -> [u8; REPORT_LEN] {
         let (tag, value): (u32, i64) = match self {
-            Report::Started(pid) => (1, i64::from(pid)),
+            Report::Started { command, shim } => (1, i64::from(shim) << 32 | i64::from(command)),
             Report::ExecFailed(errno) => (2, i64::from(errno)),
             Report::Exited(ExitStatus::Code(code)) => (3, i64::from(code)),
             Report::Exited(ExitStatus::Signal(signal)) => (4, i64::from(signal)),
@@ -58,6 +84,7 @@ impl Report {
             Report::SandboxFailed(stage, errno) => {
                 (7, (stage as i64) << 32 | i64::from(errno as u32))
             }
+            Report::Finished => (8, 0),
         };
         let mut record = [0u8; REPORT_LEN];
         record[..4].copy_from_slice(&tag.to_le_bytes());
@@ -69,7 +96,10 @@ impl Report {
         let tag = u32::from_le_bytes(record[..4].try_into().ok()?);
         let value = i64::from_le_bytes(record[4..].try_into().ok()?);
         match tag {
-            1 => u32::try_from(value).ok().map(Report::Started),
+            1 => Some(Report::Started {
+                command: value as u32,
+                shim: u32::try_from(value >> 32).ok()?,
+            }),
             2 => i32::try_from(value).ok().map(Report::ExecFailed),
             3 => i32::try_from(value)
                 .ok()
@@ -81,6 +111,7 @@ impl Report {
             6 => i32::try_from(value).ok().map(Report::ForkFailed),
             7 => crate::confine::Stage::from_code(value >> 32)
                 .map(|stage| Report::SandboxFailed(stage, value as u32 as i32)),
+            8 => Some(Report::Finished),
             _ => None,
         }
     }
@@ -106,6 +137,9 @@ pub(crate) fn run(grace_ms: u64, argv: &[CString], policy: Option<&Policy>) -> i
     // else; the shim owns them until it exits.
     let (control, signals) =
         unsafe { (OwnedFd::from_raw_fd(control), OwnedFd::from_raw_fd(signals)) };
+    // Opened before the command can lower the shim's limits: the kill needs no new
+    // descriptor then (`children`).
+    let proc = ProcDir::open();
 
     // Everything of the sandbox that allocates is made here, before the command's child
     // (which shares this memory) exists.
@@ -137,7 +171,11 @@ pub(crate) fn run(grace_ms: u64, argv: &[CString], policy: Option<&Policy>) -> i
             126
         }
         Ok(pid) => {
-            report(control.as_fd(), Report::Started(pid as u32));
+            let started = Report::Started {
+                command: pid as u32,
+                shim: std::process::id(),
+            };
+            report(control.as_fd(), started);
             // SAFETY: fds 0 to 2 are raw descriptors of the shim that no Rust object owns.
             // The PTY slave is released so that its end of output reaches the service as
             // soon as the command's tree lets go of it.
@@ -145,11 +183,14 @@ pub(crate) fn run(grace_ms: u64, argv: &[CString], policy: Option<&Policy>) -> i
             let mut shim = Shim {
                 control,
                 signals,
+                proc,
                 command: pid,
                 status: None,
                 children: true,
             };
-            shim.serve(grace_ms)
+            let code = shim.serve(grace_ms);
+            report(shim.control.as_fd(), Report::Finished);
+            code
         }
     }
 }
@@ -385,6 +426,9 @@ pub(crate) fn report(control: BorrowedFd<'_>, report: Report) {
 struct Shim {
     control: OwnedFd,
     signals: OwnedFd,
+    /// `/proc`, opened at start: the kill lists the shim's children through it when the
+    /// session has taken away the shim's right to open files.
+    proc: Option<ProcDir>,
     command: i32,
     status: Option<ExitStatus>,
     /// Whether any child may still exist (false once `waitpid` answered ECHILD).
@@ -393,6 +437,10 @@ struct Shim {
 
 impl Shim {
     /// Waits for the end of the command's tree or for a close, and returns the exit code.
+    ///
+    /// Anything that fails here is a reason to kill the tree, never to try again: a poll
+    /// that fails (with `RLIMIT_NOFILE` lowered below 2 it fails at once, every time)
+    /// would otherwise turn this loop into a spin that never sees the close.
     fn serve(&mut self, grace_ms: i64) -> i32 {
         loop {
             let mut fds = [
@@ -403,11 +451,15 @@ impl Shim {
                 Ok(_) | Err(rustix::io::Errno::INTR) => {}
                 Err(_) => break,
             }
-            let (control, signals) = (!fds[0].revents().is_empty(), !fds[1].revents().is_empty());
-            if signals && self.drain_signals() {
+            let (control, signals) = (fds[0].revents(), fds[1].revents());
+            if !signals.is_empty() && self.drain_signals() {
                 break;
             }
-            if control && self.control_closed() {
+            if !control.is_empty() && self.control_closed() {
+                break;
+            }
+            // A signalfd that stays ready without yielding a signal cannot be waited on.
+            if signals.intersects(PollFlags::ERR | PollFlags::NVAL) {
                 break;
             }
             if self.status.is_some() && !self.children {
@@ -426,15 +478,26 @@ impl Shim {
         }
     }
 
-    /// Reads the signalfd and reaps; true if SIGTERM asked the shim to close.
+    /// Reads the signalfd and reaps; true if SIGTERM asked the shim to close, or if the
+    /// signalfd cannot be read (it would stay ready forever).
     fn drain_signals(&mut self) -> bool {
         let mut terminate = false;
         // A `struct signalfd_siginfo`: 128 bytes, the signal's number first.
         let mut info = [0u8; 128];
-        while let Ok(128) = rustix::io::read(&self.signals, &mut info) {
-            let signo = u32::from_ne_bytes([info[0], info[1], info[2], info[3]]);
-            if signo == libc::SIGTERM as u32 {
-                terminate = true;
+        loop {
+            match rustix::io::read(&self.signals, &mut info) {
+                Ok(128) => {
+                    let signo = u32::from_ne_bytes([info[0], info[1], info[2], info[3]]);
+                    if signo == libc::SIGTERM as u32 {
+                        terminate = true;
+                    }
+                }
+                Err(rustix::io::Errno::AGAIN) => break,
+                Err(rustix::io::Errno::INTR) => continue,
+                Ok(_) | Err(_) => {
+                    terminate = true;
+                    break;
+                }
             }
         }
         self.reap();
@@ -484,6 +547,14 @@ impl Shim {
     /// right there, and since every orphan reparents to the shim, "no child left" means no
     /// descendant left. Only a tree that outlives that is looked up in `/proc`, which costs
     /// a read per process on the machine.
+    ///
+    /// Nothing here needs a new descriptor or waits on one when the session has taken
+    /// them away: waits are `sigtimedwait` on the blocked SIGCHLD, and when `/proc` cannot
+    /// be read file by file, the shim's own children are listed through the directory it
+    /// opened at start ([`ProcDir`]) and killed round after round, each round handing the
+    /// shim the children of the last. Every round waits, so a tree that will not die
+    /// (a process the shim may not signal) costs a wake-up every few milliseconds, not a
+    /// spinning core; the service's own kill ends it then.
     fn kill_tree(&mut self, grace_ms: i64) {
         const TERMINATE: [i32; 3] = [libc::SIGHUP, libc::SIGTERM, libc::SIGCONT];
         let deadline = now_ms() + grace_ms.max(0);
@@ -503,27 +574,37 @@ impl Shim {
             if left <= 0 {
                 break;
             }
-            self.wait_signal(left as i32);
+            self.wait_signal(left);
         }
         if !self.children {
             return;
         }
-        let me = std::process::id() as i32;
-        for pid in descendants(me) {
-            for signal in TERMINATE {
+        self.signal_tree(&TERMINATE);
+        self.wait_children_until(deadline);
+        while self.children {
+            self.signal_tree(&[libc::SIGKILL]);
+            self.wait_signal(5);
+        }
+    }
+
+    /// Sends `signals` to every process below the shim: the whole tree as `/proc` tells
+    /// it, or, when `/proc` cannot be read that way, the shim's own children.
+    fn signal_tree(&self, signals: &[i32]) {
+        let send = |pid: i32| {
+            for &signal in signals {
                 // SAFETY: kill(2) takes two integers and touches no memory of ours; `pid`
                 // was found below the shim in `/proc` a moment ago.
                 unsafe { libc::kill(pid, signal) };
             }
-        }
-        self.wait_children_until(deadline);
-        while self.children {
-            for pid in descendants(me) {
-                // SAFETY: kill(2) takes two integers and touches no memory of ours; `pid`
-                // was found below the shim in `/proc` a moment ago.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
+        };
+        let me = std::process::id() as i32;
+        match descendants(me) {
+            Some(tree) if !tree.is_empty() => tree.into_iter().for_each(send),
+            _ => {
+                if let Some(proc) = &self.proc {
+                    proc.for_each_child(send);
+                }
             }
-            self.wait_signal(5);
         }
     }
 
@@ -542,19 +623,31 @@ impl Shim {
             if left <= 0 {
                 break;
             }
-            self.wait_signal(left.min(i64::from(i32::MAX)) as i32);
+            self.wait_signal(left);
         }
     }
 
-    /// Waits up to `timeout_ms` for a signal, then reaps.
-    fn wait_signal(&mut self, timeout_ms: i32) {
-        let mut fds = [PollFd::new(&self.signals, PollFlags::IN)];
-        let timeout = Timespec {
-            tv_sec: i64::from(timeout_ms.max(0)) / 1000,
-            tv_nsec: i64::from(timeout_ms.max(0)) % 1000 * 1_000_000,
+    /// Waits up to `timeout_ms` for SIGCHLD (or any blocked signal), then reaps. It waits
+    /// with `sigtimedwait`, which needs no descriptor, and sleeps the time out if even
+    /// that fails, so no failure makes the kill spin.
+    fn wait_signal(&mut self, timeout_ms: i64) {
+        let timeout_ms = timeout_ms.clamp(0, 60_000);
+        let timeout = libc::timespec {
+            tv_sec: timeout_ms / 1000,
+            tv_nsec: timeout_ms % 1000 * 1_000_000,
         };
-        let _ = rustix::event::poll(&mut fds, Some(&timeout));
-        self.drain_signals();
+        // SAFETY: the set is a local initialised by sigemptyset; sigtimedwait writes
+        // nothing when given a null info pointer; nanosleep reads a local timespec.
+        unsafe {
+            let mut mask: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut mask);
+            libc::sigaddset(&mut mask, libc::SIGCHLD);
+            let got = libc::sigtimedwait(&mask, std::ptr::null_mut(), &timeout);
+            if got < 0 && errno() != libc::EAGAIN && errno() != libc::EINTR {
+                libc::nanosleep(&timeout, std::ptr::null_mut());
+            }
+        }
+        self.reap();
     }
 }
 
@@ -573,10 +666,10 @@ fn now_ms() -> i64 {
 }
 
 /// Every process below `root`, found by scanning `/proc` (this kernel has no
-/// `/proc/<pid>/task/<tid>/children`).
-pub(crate) fn descendants(root: i32) -> Vec<i32> {
+/// `/proc/<pid>/task/<tid>/children`); `None` if `/proc` cannot be read.
+pub(crate) fn descendants(root: i32) -> Option<Vec<i32>> {
     let mut children: std::collections::HashMap<i32, Vec<i32>> = std::collections::HashMap::new();
-    for (pid, ppid) in crate::procfs::parent_links() {
+    for (pid, ppid) in crate::procfs::parent_links()? {
         children.entry(ppid).or_default().push(pid);
     }
     let mut found = Vec::new();
@@ -587,7 +680,7 @@ pub(crate) fn descendants(root: i32) -> Vec<i32> {
             frontier.push(pid);
         }
     }
-    found
+    Some(found)
 }
 
 #[cfg(test)]
@@ -597,7 +690,11 @@ mod tests {
     #[test]
     fn reports_round_trip() {
         for report in [
-            Report::Started(4_000_000),
+            Report::Started {
+                command: 4_000_000,
+                shim: 4_194_303,
+            },
+            Report::Finished,
             Report::ExecFailed(libc::ENOENT),
             Report::Exited(ExitStatus::Code(-1)),
             Report::Exited(ExitStatus::Signal(9)),

@@ -46,6 +46,11 @@ pub(crate) struct Spawned {
     pub(crate) control: UnixStream,
     /// The command's pid (not the shim's).
     pub(crate) pid: u32,
+    /// The shim's pid: the id of the session's process session, by which the service
+    /// kills the tree itself if the shim does not ([`tree`](crate::tree)).
+    pub(crate) shim: u32,
+    /// How long the shim waits after SIGHUP/SIGTERM before SIGKILL.
+    pub(crate) grace: Duration,
 }
 
 /// How long a shim may take to report that the command started.
@@ -83,10 +88,12 @@ pub(crate) async fn spawn(
     let cannot = |what: String, errno: i32| failed(what, Some(io::Error::from_raw_os_error(errno)));
     // Any failure drops `control`: a shim that is still there kills whatever it started.
     match report {
-        Some(Report::Started(pid)) => Ok(Spawned {
+        Some(Report::Started { command, shim }) => Ok(Spawned {
             master: pair.master,
             control,
-            pid,
+            pid: command,
+            shim,
+            grace: options.grace,
         }),
         Some(Report::ExecFailed(errno)) => {
             let program = options.argv.first().map_or("", String::as_str);
@@ -112,7 +119,7 @@ pub(crate) async fn spawn(
                 ),
             },
         }),
-        Some(Report::Exited(_)) | None => Err(failed(
+        Some(Report::Exited(_) | Report::Finished) | None => Err(failed(
             "the shim did not report that the command started".to_owned(),
             None,
         )),

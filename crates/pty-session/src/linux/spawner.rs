@@ -20,8 +20,19 @@
 //! and the spawner writes a report there itself if it cannot fork.
 //!
 //! The spawner exits when its socket hangs up: the service dropped it, or died (the spare
-//! reads the EOF and exits too). Children are reaped by the kernel (SIGCHLD ignored), so
+//! reads the EOF and exits too). It first waits, a moment, for its shims to end their
+//! trees, and ends those of shims that do not (`last_rites`): the service is no longer
+//! there to. Children are reaped by the kernel (`SA_NOCLDWAIT`), so
 //! no shim lingers as a zombie.
+//!
+//! The spawner is also a child subreaper, the net under the shims: a shim that dies
+//! before its tree (killed by its own session, which may signal it: same user, and the
+//! command is its child) hands its orphans to the spawner, not to init. The spawner knows
+//! the pid of every spare it forked (each shim was one), so any other child is such an
+//! orphan, and a shim's death (SIGCHLD, read from a signalfd) makes it kill them: each
+//! one killed hands it its own children, and their deaths wake it again. It lists its
+//! children through a `/proc` it opened at start ([`ProcDir`]), so a session that lowers
+//! the spawner's limits does not blind it either.
 
 use std::ffi::CString;
 use std::io::IoSliceMut;
@@ -30,6 +41,7 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
 use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
 
+use crate::children::ProcDir;
 use crate::shim::Report;
 
 /// The environment variable that turns a starting process into the spawner.
@@ -173,13 +185,16 @@ fn serve() -> i32 {
         for signal in crate::shim::IGNORED {
             libc::signal(signal, libc::SIG_IGN);
         }
-        // The kernel reaps the shims; a shim resets this before it forks anything.
-        libc::signal(libc::SIGCHLD, libc::SIG_IGN);
         libc::prctl(libc::PR_SET_NAME, c"pty-spawner".as_ptr(), 0, 0, 0);
         libc::close_range(3, u32::MAX, 0);
     }
+    // SAFETY: dispositions and the mask of our own single-threaded process.
+    let deaths = unsafe { watch_children() };
     // Once here rather than in every shim.
     crate::confine::warm();
+    let proc = ProcDir::open();
+    // Every spare forked and not known dead: the spawner's legitimate children.
+    let mut forked: Vec<i32> = Vec::new();
     loop {
         let Ok((taken, spare_end)) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
         else {
@@ -192,6 +207,9 @@ fn serve() -> i32 {
             spare(spare_end);
         }
         drop(spare_end);
+        if pid > 0 {
+            forked.push(pid);
+        }
         if pid < 0 {
             // No spare: take the next request here and say why it cannot start.
             let errno = crate::shim::errno();
@@ -203,10 +221,138 @@ fn serve() -> i32 {
                 Received::Malformed | Received::End => return 1,
             }
         }
-        match wait_for_spare(&taken) {
+        let mut orphans = || {
+            if let Some(proc) = &proc {
+                kill_orphans(proc, &mut forked);
+            }
+        };
+        match wait_for_spare(&taken, deaths.as_ref(), &mut orphans) {
             Spare::Taken => {}
-            Spare::Lost | Spare::ServiceGone => return 0,
+            Spare::Lost => return 0,
+            Spare::ServiceGone => {
+                if let Some(proc) = &proc {
+                    last_rites(proc, deaths.as_ref(), &mut forked);
+                }
+                return 0;
+            }
         }
+    }
+}
+
+/// How long the spawner, once the service is gone, gives its shims to end their trees
+/// before it kills what is left itself: within the two seconds the service's death
+/// allows every tree, with room for the kill.
+const LAST_RITES_MS: i64 = 1_500;
+
+/// The service is gone, and with it the service's own kill of a tree whose shim does not
+/// do its work. Every shim saw its control socket close and kills its tree; the spawner
+/// waits for them (killing the orphans of any that die first), and kills the trees of the
+/// shims still there after [`LAST_RITES_MS`] (stopped by their session, or disarmed
+/// otherwise) as the service would have ([`tree::kill`](crate::tree::kill)).
+fn last_rites(proc: &ProcDir, deaths: Option<&OwnedFd>, forked: &mut Vec<i32>) {
+    let deadline = now_ms() + LAST_RITES_MS;
+    loop {
+        kill_orphans(proc, forked);
+        if proc.for_each_child(|_| {}) == Some(0) {
+            return;
+        }
+        let left = deadline - now_ms();
+        if left <= 0 {
+            break;
+        }
+        wait_for_death(deaths, left.min(50));
+    }
+    let mut shims = Vec::new();
+    proc.for_each_child(|pid| shims.push(pid));
+    for shim in shims {
+        crate::tree::kill(shim);
+    }
+    // What the killed shims handed the spawner, as they died.
+    for _ in 0..100 {
+        kill_orphans(proc, &mut Vec::new());
+        if proc.for_each_child(|_| {}) == Some(0) {
+            return;
+        }
+        wait_for_death(deaths, 10);
+    }
+}
+
+/// Waits up to `timeout_ms` for a child's death on the SIGCHLD signalfd (or sleeps, with
+/// none), and empties it.
+fn wait_for_death(deaths: Option<&OwnedFd>, timeout_ms: i64) {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    let timeout = Timespec {
+        tv_sec: timeout_ms / 1000,
+        tv_nsec: timeout_ms % 1000 * 1_000_000,
+    };
+    match deaths {
+        Some(deaths) => {
+            let mut fds = [PollFd::new(deaths, PollFlags::IN)];
+            if rustix::event::poll(&mut fds, Some(&timeout)).is_err() {
+                std::thread::sleep(std::time::Duration::from_millis(timeout_ms as u64));
+            }
+            let mut info = [0u8; 128];
+            while let Ok(128) = rustix::io::read(deaths, &mut info) {}
+        }
+        None => std::thread::sleep(std::time::Duration::from_millis(timeout_ms as u64)),
+    }
+}
+
+fn now_ms() -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: CLOCK_MONOTONIC always exists; the pointer is to a local.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000
+}
+
+/// Makes the spawner a child subreaper whose children the kernel reaps (`SA_NOCLDWAIT`)
+/// and whose SIGCHLD is read from the returned signalfd. A spare resets SIGCHLD before it
+/// becomes a shim; its mask is the shim's business (it blocks SIGCHLD too).
+///
+/// # Safety
+/// Only in the spawner's single-threaded process: it changes process-wide dispositions
+/// and the mask.
+unsafe fn watch_children() -> Option<OwnedFd> {
+    use std::os::fd::FromRawFd as _;
+    // SAFETY: the caller guarantees a single-threaded spawner; the structs are plain
+    // data initialised before use, the pointers are to locals.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        // Not SIG_IGN: an ignored SIGCHLD is never sent, even to a signalfd.
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = libc::SIG_DFL;
+        action.sa_flags = libc::SA_NOCLDWAIT;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGCHLD, &action, std::ptr::null_mut());
+        let mut mask: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut mask);
+        libc::sigaddset(&mut mask, libc::SIGCHLD);
+        if libc::sigprocmask(libc::SIG_BLOCK, &mask, std::ptr::null_mut()) < 0 {
+            return None;
+        }
+        let fd = libc::signalfd(-1, &mask, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
+        (fd >= 0).then(|| OwnedFd::from_raw_fd(fd))
+    }
+}
+
+/// SIGKILLs every child that is not a spare the spawner forked: orphans of a shim that
+/// died before its tree. Forgets the spares that are gone.
+fn kill_orphans(proc: &ProcDir, forked: &mut Vec<i32>) {
+    let mut alive = Vec::with_capacity(forked.len());
+    let listed = proc.for_each_child(|pid| {
+        if forked.contains(&pid) {
+            alive.push(pid);
+        } else {
+            // SAFETY: kill(2) takes two integers; `pid` is a child of ours this moment
+            // that we did not fork.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    });
+    if listed.is_some() {
+        *forked = alive;
     }
 }
 
@@ -218,23 +364,37 @@ enum Spare {
     ServiceGone,
 }
 
-/// Waits until the spare lets go of its end of the pipe, or the service closes the socket.
-fn wait_for_spare(taken: &OwnedFd) -> Spare {
+/// Waits until the spare lets go of its end of the pipe, or the service closes the socket;
+/// calls `orphans` whenever a child died (`deaths` is the SIGCHLD signalfd).
+fn wait_for_spare(taken: &OwnedFd, deaths: Option<&OwnedFd>, orphans: &mut impl FnMut()) -> Spare {
     use rustix::event::{PollFd, PollFlags};
     // SAFETY: stdin is the service's socket for as long as the spawner lives.
     let socket = unsafe { std::os::fd::BorrowedFd::borrow_raw(0) };
     loop {
         // Only hang-ups of the socket: its data is the spare's to read.
-        let mut fds = [
+        let mut fds = vec![
             PollFd::new(taken, PollFlags::IN),
             PollFd::new(&socket, PollFlags::RDHUP),
         ];
+        if let Some(deaths) = deaths {
+            fds.push(PollFd::new(deaths, PollFlags::IN));
+        }
         match rustix::event::poll(&mut fds, None) {
             Ok(_) | Err(rustix::io::Errno::INTR) => {}
             Err(_) => return Spare::ServiceGone,
         }
         if !fds[1].revents().is_empty() {
             return Spare::ServiceGone;
+        }
+        if fds.get(2).is_some_and(|fd| !fd.revents().is_empty()) {
+            drop(fds);
+            if let Some(deaths) = deaths {
+                // A `struct signalfd_siginfo` per signal; what matters is that one came.
+                let mut info = [0u8; 128];
+                while let Ok(128) = rustix::io::read(deaths, &mut info) {}
+            }
+            orphans();
+            continue;
         }
         if !fds[0].revents().is_empty() {
             let mut byte = [0u8; 1];

@@ -230,3 +230,120 @@ async fn an_owned_session_is_closed_when_dropped() {
     let err = session.tail(None).await.unwrap_err();
     assert_eq!(err.code(), "UNKNOWN_SESSION");
 }
+
+/// What outlives a plain kill of the command's group, each recording its pid in `$F`: the
+/// command itself (it ignores SIGHUP and SIGTERM), a daemon in a process session of its
+/// own, and a double-forked grandchild that ignores them too. The shim's pid goes to
+/// `$F.shim`.
+const HOLDOUTS: &str = r#"trap '' HUP TERM; echo $$ >> "$F"; echo $PPID > "$F.shim"
+setsid -f sh -c 'echo $$ >> "$F"; exec sleep 1021'
+( sh -c 'trap "" HUP TERM; echo $$ >> "$F"; exec sleep 1022' & )
+"#;
+
+/// Opens a session that starts [`HOLDOUTS`], then turns `attack` on its shim (`$PPID`),
+/// and returns the service, the session, every pid it recorded and the shim's.
+async fn disarmed(attack: &str) -> (PtyService, Owner, pty_session::SessionId, Vec<i32>) {
+    let (pty, owner) = service();
+    let dir = TempDir::new("disarm");
+    let file = dir.0.join("pids");
+    let done = dir.0.join("pids.done");
+    let command = format!(
+        "{HOLDOUTS}while [ $(wc -l < \"$F\") -lt 3 ]; do sleep 0.01; done\n{attack}\necho > \"$F.done\"\nexec sleep 1020"
+    );
+    let opened = open_recording(&pty, &owner, command, &file).await;
+    eventually(
+        "the holdouts to record their pids",
+        Duration::from_secs(10),
+        || read_pids(&file).len() == 3,
+    )
+    .await;
+    // The attack landed once the command went on past it (or was killed for it).
+    eventually("the attack to be made", Duration::from_secs(10), || {
+        done.exists() || !alive(opened.pid as i32)
+    })
+    .await;
+    let mut pids = read_pids(&file);
+    let shim: i32 = std::fs::read_to_string(dir.0.join("pids.shim"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    pids.push(shim);
+    (pty, owner, opened.session_id, pids)
+}
+
+/// Closes the session, which must return within the grace and a second, and leave none of
+/// `pids` running, nor any unreaped.
+async fn close_in_time(pty: &PtyService, owner: &Owner, id: &pty_session::SessionId, pids: &[i32]) {
+    let bound = pty.config().close_grace + Duration::from_secs(1);
+    let start = Instant::now();
+    // A hang-catcher: today's bound, with room to tell "late" from "never".
+    let closed = tokio::time::timeout(bound * 5, pty.close(owner, id)).await;
+    let took = start.elapsed();
+    eprintln!("close took {took:?} (bound {bound:?})");
+    assert!(closed.is_ok(), "close hung for {took:?}");
+    assert!(took < bound, "close took {took:?}, more than {bound:?}");
+    let survivors: Vec<_> = pids.iter().copied().filter(|&pid| alive(pid)).collect();
+    assert!(
+        survivors.is_empty(),
+        "survivors after close: {survivors:?} of {pids:?}"
+    );
+    // Nor zombies: whoever their parent is now (the spawner adopts them) reaps them.
+    eventually(
+        "the session's processes to be reaped",
+        Duration::from_secs(2),
+        || {
+            pids.iter()
+                .all(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_shim_without_descriptors_still_kills_the_tree() {
+    require("prlimit");
+    let (pty, owner, id, pids) = disarmed("prlimit --pid $PPID --nofile=0:0").await;
+    close_in_time(&pty, &owner, &id, &pids).await;
+}
+
+#[tokio::test]
+async fn a_shim_with_a_cpu_limit_and_no_descriptors_still_kills_the_tree() {
+    require("prlimit");
+    // The shim that spun on a failing poll died of this limit within two seconds of CPU,
+    // leaving the daemons to init; one that does not spin never comes near it.
+    let (pty, owner, id, pids) = disarmed("prlimit --pid $PPID --cpu=1:2 --nofile=0:0").await;
+    close_in_time(&pty, &owner, &id, &pids).await;
+}
+
+#[tokio::test]
+async fn a_stopped_shim_does_not_hold_up_close() {
+    let (pty, owner, id, pids) = disarmed("kill -STOP $PPID").await;
+    close_in_time(&pty, &owner, &id, &pids).await;
+}
+
+#[tokio::test]
+async fn a_killed_shims_tree_dies_too() {
+    let (pty, owner, id, pids) = disarmed("kill -KILL $PPID").await;
+    // Without a close: the shim's death is enough.
+    eventually(
+        "the dead shim's tree to die",
+        Duration::from_secs(2),
+        || pids.iter().all(|&pid| !alive(pid)),
+    )
+    .await;
+    close_in_time(&pty, &owner, &id, &pids).await;
+}
+
+#[tokio::test]
+async fn a_stopped_shims_tree_dies_with_the_service() {
+    let (pty, _owner, _id, pids) = disarmed("kill -STOP $PPID").await;
+    drop(pty);
+    // The service's death leaves every tree two seconds, whatever the shims do.
+    eventually(
+        "the stopped shim's tree to die",
+        Duration::from_secs(2),
+        || pids.iter().all(|&pid| !alive(pid)),
+    )
+    .await;
+}
