@@ -75,6 +75,7 @@ compile_error!(
 mod linux {
     pub(crate) mod blocked;
     pub(crate) mod confine;
+    pub(crate) mod isolate;
     pub(crate) mod procfs;
     pub(crate) mod pty;
     pub(crate) mod shim;
@@ -83,7 +84,7 @@ mod linux {
     pub(crate) mod timer;
 }
 #[cfg(target_os = "linux")]
-use linux::{blocked, confine, procfs, pty, shim, spawn, spawner, timer};
+use linux::{blocked, confine, isolate, procfs, pty, shim, spawn, spawner, timer};
 
 mod backend;
 mod config;

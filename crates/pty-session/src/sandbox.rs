@@ -64,6 +64,10 @@ impl fmt::Display for Sandbox {
     }
 }
 
+/// A sandboxed session's temp directory (its `TMPDIR`): the session's own tmpfs, which no
+/// other session sees.
+pub(crate) const TEMP_DIR: &str = "/tmp";
+
 /// What the shim enforces for one session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Policy {
@@ -71,7 +75,8 @@ pub(crate) struct Policy {
     pub(crate) mode: Sandbox,
     /// Whether the session may use the network.
     pub(crate) network: bool,
-    /// Directories (and files) the session may write besides the terminal.
+    /// Directories (and files) of the service's the session may write (the working
+    /// directory and `sandbox_writable`), besides the terminal and its own `/tmp`.
     pub(crate) writable: Vec<PathBuf>,
 }
 
@@ -124,6 +129,18 @@ pub(crate) fn missing(mode: Sandbox, network: bool, abi: i32, seccomp: bool) -> 
 /// The Landlock ABI the kernel offers (0: none), lowered to [`ABI_CEILING_VAR`] if that is
 /// set lower.
 pub(crate) fn kernel_abi() -> i32 {
+    let abi = landlock_abi();
+    match std::env::var(ABI_CEILING_VAR)
+        .ok()
+        .and_then(|v| v.parse::<i32>().ok())
+    {
+        Some(ceiling) => abi.min(ceiling),
+        None => abi,
+    }
+}
+
+/// The Landlock ABI the kernel offers (0: none), as it is.
+pub(crate) fn landlock_abi() -> i32 {
     const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
     // SAFETY: with a null attribute pointer, size 0 and the VERSION flag, the syscall only
     // returns the ABI version (or an error) and touches no memory.
@@ -135,14 +152,7 @@ pub(crate) fn kernel_abi() -> i32 {
             LANDLOCK_CREATE_RULESET_VERSION,
         )
     };
-    let abi = i32::try_from(abi).unwrap_or(0).max(0);
-    match std::env::var(ABI_CEILING_VAR)
-        .ok()
-        .and_then(|v| v.parse::<i32>().ok())
-    {
-        Some(ceiling) => abi.min(ceiling),
-        None => abi,
-    }
+    i32::try_from(abi).unwrap_or(0).max(0)
 }
 
 /// Whether the kernel has seccomp filters.

@@ -56,8 +56,11 @@ exit 0"#,
     for line in ["wrote-cwd", "renamed-in-cwd", "wrote-tmp", "wrote-null"] {
         assert!(out.contains(line), "{line}: {out}");
     }
-    assert_eq!(out.matches("Permission denied").count(), 3, "{out}");
-    assert!(path(&dir, "work/ok-cwd").exists() && path(&dir, "tmp/ok-tmp").exists());
+    // Home and /etc are read-only; the other directory, under /tmp, is not even there.
+    assert_eq!(out.matches("cannot touch").count(), 3, "{out}");
+    assert!(path(&dir, "work/ok-cwd").exists());
+    // The temp directory is the session's own /tmp, not the call's `TMPDIR`.
+    assert!(!path(&dir, "tmp/ok-tmp").exists(), "{out}");
     assert!(!std::path::Path::new(&home_file).exists(), "{out}");
     assert!(!elsewhere.0.join("x").exists(), "{out}");
     let _ = std::fs::remove_file(&home_file);
@@ -85,7 +88,8 @@ async fn sandbox_writable_paths_are_writable_in_a_workspace_sandbox() {
         &script.replace("x &&", "y 2>&1 &&"),
     )
     .await;
-    assert!(out.contains("Permission denied"), "{out}");
+    assert!(out.contains("cannot touch"), "{out}");
+    assert!(!extra.0.join("y").exists(), "{out}");
     pty.shutdown().await;
 }
 
@@ -100,7 +104,7 @@ echo to-the-tty > /dev/tty
 echo to-stderr >&2
 exit 0"#;
     let out = run_in(&pty, Sandbox::ReadOnly, &dir, script).await;
-    assert_eq!(out.matches("Permission denied").count(), 2, "{out}");
+    assert_eq!(out.matches("cannot touch").count(), 2, "{out}");
     for line in ["wrote-null", "to-the-tty", "to-stderr"] {
         assert!(out.contains(line), "{line}: {out}");
     }
@@ -181,7 +185,7 @@ async fn sandbox_network_lets_a_sandboxed_session_reach_the_network() {
     );
     // Files stay confined.
     let out = run_in(&pty, Sandbox::Workspace, &dir, "touch /etc/x 2>&1; exit 0").await;
-    assert!(out.contains("Permission denied"), "{out}");
+    assert!(out.contains("cannot touch"), "{out}");
     pty.shutdown().await;
 }
 
@@ -196,7 +200,7 @@ for i in $(seq 100); do grep -q done report 2>/dev/null && break; sleep 0.1; don
 cat report; exit 0"#;
     let out = run_in(&pty, Sandbox::Workspace, &dir, script).await;
     assert!(out.contains("done"), "{out}");
-    assert!(out.contains("Permission denied"), "files: {out}");
+    assert!(out.contains("cannot touch"), "files: {out}");
     assert!(out.contains("PermissionError"), "network: {out}");
     assert!(out.contains("Operation not permitted"), "unshare: {out}");
     pty.shutdown().await;
@@ -260,7 +264,9 @@ exit 0"#
         out.lines()
             .any(|line| line.contains(what) && line.contains("Operation not permitted"))
     };
-    assert!(refused(&format!("kill: ({pid})")), "kill: {out}");
+    // The outside process is not even there to name, in the sandbox's PID namespace.
+    let kill = format!("kill: ({pid}) - No such process");
+    assert!(out.contains(&kill), "kill: {out}");
     assert!(refused("attach: ptrace("), "strace: {out}");
     assert!(refused("ptrace: "), "gdb: {out}");
     assert!(refused("unshare failed"), "unshare: {out}");
@@ -409,7 +415,10 @@ sleep 1000"#;
         read_pids(&file).len() == 4
     })
     .await;
-    let pids = read_pids(&file);
+    // They wrote their pids in the sandbox's PID namespace; these are the same processes
+    // as this test sees them.
+    let pids = outside_pids(opened.pid as i32, &read_pids(&file));
+    assert_eq!(pids.len(), 4, "{pids:?}");
     assert!(pids.iter().all(|&pid| alive(pid)));
     assert!(pty.close(&owner, &opened.session_id).await.unwrap());
     let survivors: Vec<_> = pids.iter().copied().filter(|&pid| alive(pid)).collect();
@@ -453,7 +462,7 @@ async fn config_sandbox_is_the_default_and_a_request_overrides_it() {
     .await;
     assert_eq!(opened.sandbox, Sandbox::ReadOnly);
     assert!(
-        opened.initial_output.text.contains("Permission denied"),
+        opened.initial_output.text.contains("cannot touch"),
         "{opened:?}"
     );
     let opened = open(
