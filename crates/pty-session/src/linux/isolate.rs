@@ -114,9 +114,7 @@ impl Plan {
             .collect();
         paths.extend(terminal.map(|terminal| (terminal.to_path_buf(), true, false, false)));
         if policy.mode == Sandbox::Workspace {
-            paths.extend(
-                (policy.writable.iter()).map(|path| (path.clone(), false, true, false)),
-            );
+            paths.extend((policy.writable.iter()).map(|path| (path.clone(), false, true, false)));
         } else if let Ok(cwd) = std::env::current_dir() {
             // The working directory stays where it is, to read, even under `/tmp`.
             paths.push((cwd, false, true, true));

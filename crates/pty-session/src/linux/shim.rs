@@ -270,7 +270,7 @@ enum Failed {
 unsafe fn spawn_command(
     program: &CString,
     argv: &[CString],
-    mut prepared: Option<&mut Prepared>,
+    prepared: Option<&mut Prepared>,
 ) -> Result<i32, Failed> {
     let sandbox = prepared.as_deref().map(Prepared::raw);
     let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
@@ -286,7 +286,7 @@ unsafe fn spawn_command(
     // new argv, on it.
     let mut stack = vec![0u8; 256 * 1024 + 16 * argv_ptrs.len()];
     let top = stack.as_mut_ptr_range().end as usize & !15;
-    let pid = match prepared.as_deref_mut() {
+    let pid = match prepared {
         // SAFETY: as below, through the sandbox's builder; `prepared` outlives the call.
         Some(prepared) => unsafe {
             crate::isolate::spawn(

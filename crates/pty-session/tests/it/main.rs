@@ -5,6 +5,7 @@ mod support;
 mod basics;
 mod budgets;
 mod errors;
+mod escapes;
 mod floods;
 mod input_wait;
 mod kill;

@@ -86,7 +86,11 @@ pub fn outside_pids(member: i32, inner: &[i32]) -> Vec<i32> {
     let ours = namespace(member).expect("the session's PID namespace");
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
             continue;
         };
         if namespace(pid).as_ref() != Some(&ours) {
@@ -109,7 +113,13 @@ pub struct TempDir(pub std::path::PathBuf);
 
 impl TempDir {
     pub fn new(name: &str) -> TempDir {
-        let path = std::env::temp_dir().join(format!(
+        TempDir::under(std::env::temp_dir(), name)
+    }
+
+    /// A fresh empty directory under `base` (one a sandbox sees: not under `/tmp`, which
+    /// is a sandbox's own).
+    pub fn under(base: impl AsRef<std::path::Path>, name: &str) -> TempDir {
+        let path = base.as_ref().join(format!(
             "pty-session-test-{name}-{}-{:?}",
             std::process::id(),
             Instant::now()
