@@ -546,7 +546,8 @@ impl PtyService {
         let network = config.sandbox_network;
         let abi = crate::sandbox::kernel_abi();
         let seccomp = crate::sandbox::kernel_seccomp();
-        if let Some(missing) = crate::sandbox::missing(mode, network, abi, seccomp) {
+        let namespaces = crate::sandbox::kernel_namespaces();
+        if let Some(missing) = crate::sandbox::missing(mode, network, abi, seccomp, namespaces) {
             return Err(Error::SandboxUnavailable {
                 sandbox: mode.as_str().to_owned(),
                 missing,

@@ -1,29 +1,39 @@
 //! The sandbox as the kernel enforces it: a Landlock ruleset and seccomp filters, built by
-//! the shim and applied by the command's child between `clone` and `exec`.
+//! the shim and applied by the command's child between `clone` and `exec`, inside the
+//! namespaces [`isolate`](crate::isolate) made.
 //!
 //! The child shares the shim's memory (`CLONE_VM | CLONE_VFORK`) and must not allocate,
 //! so everything that allocates happens in the shim first ([`prepare`]): the ruleset is
-//! created and filled (a file descriptor), the BPF programs compiled (plain arrays). The
-//! child then makes three kinds of syscall only ([`apply`]): `PR_SET_NO_NEW_PRIVS`,
-//! `landlock_restrict_self` on that descriptor, and `seccomp(SET_MODE_FILTER)` for each
-//! program. The shim itself never restricts itself: it stays outside the sandbox, so it
-//! can still signal and reap the whole tree (Landlock's signal scope stops signals going
-//! out of the sandbox, not in); the service, outside too, still reads the sandboxed
-//! processes' `/proc` records to settle.
+//! created and filled (a file descriptor), the BPF programs compiled (plain arrays), the
+//! namespaces' plan made. The child then makes syscalls only ([`apply`]): its own `/proc`,
+//! every capability dropped, the session's `/tmp` added to the ruleset, then
+//! `PR_SET_NO_NEW_PRIVS`, `landlock_restrict_self` on that descriptor, and
+//! `seccomp(SET_MODE_FILTER)` for each program. The shim itself never restricts itself:
+//! it stays outside the sandbox, so it can still signal and reap the whole tree
+//! (Landlock's signal scope stops signals going out of the sandbox, not in); the service,
+//! outside too, still reads the sandboxed processes' `/proc` records to settle.
 //!
 //! What each layer does:
 //! - Landlock, files: everything readable and executable; writable only the policy's
-//!   paths (workspace mode), the session's terminal, `/dev/tty` and `/dev/null`. The
-//!   file rights this kernel knows beyond those the policy needs (device ioctls, …) are
-//!   handled too, so newer kernels restrict more, never less.
+//!   paths (workspace mode) and the session's own `/tmp`, the session's terminal,
+//!   `/dev/tty` and `/dev/null`. The file rights this kernel knows beyond those the policy
+//!   needs (device ioctls, …) are handled too, so newer kernels restrict more, never less.
 //! - Landlock, network (when cut): TCP bind and connect refused.
 //! - Landlock, scopes (ABI 6 and later): no signal to, and no connect to an abstract Unix
 //!   socket of, a process outside the sandbox.
-//! - seccomp: `socket` of any family but `AF_UNIX` (when the network is cut: UDP, raw,
-//!   ICMP, netlink, which Landlock has no rules for), `ptrace` and process memory access,
-//!   the mount family, `unshare`, `setns`, `clone` with namespace flags, and io_uring
-//!   (whose operations bypass seccomp) fail with `EPERM`; `clone3`, whose flags a filter
-//!   cannot read, fails with `ENOSYS`, so that libc falls back to `clone`.
+//! - seccomp, `EPERM` (see [`filters`]): when the network is cut, `socket` of any family
+//!   but `AF_UNIX` (UDP, raw, ICMP, netlink, which Landlock has no rules for) and Unix
+//!   datagram sockets, `connect` and `bind` of any socket, `sendto` with an address;
+//!   always `ptrace` and process memory access, the mount family, `chroot`, `unshare`,
+//!   `setns`, `clone` with namespace flags, io_uring (whose operations bypass seccomp),
+//!   SysV IPC, fanotify, keyrings, bpf, perf events, userfaultfd, `open_by_handle_at`,
+//!   device nodes, acting on another process (`prlimit64` setting, `setpriority`,
+//!   `ioprio_set`, `sched_set*` with a pid but 0), and host administration (reboot, kexec,
+//!   modules, swap, acct, clocks, host and domain names).
+//! - seccomp, ABI: another architecture's calls kill the process (seccompiler's check);
+//!   x32 calls (bit 30 of the number on x86_64) fail with `EPERM`.
+//! - seccomp, `ENOSYS`: `clone3`, whose flags a filter cannot read, so that libc falls
+//!   back to `clone`.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
