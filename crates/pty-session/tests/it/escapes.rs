@@ -7,7 +7,7 @@
 //! so a probe that could not tell is caught too.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use pty_session::{Config, OpenRequest, Owner, PtyService, Sandbox, SettleReason, quote_word};
@@ -27,6 +27,9 @@ struct Targets {
     victim: PathBuf,
     /// A Unix socket the test listens on, by path, beside the victim.
     socket: PathBuf,
+    /// A file the probes try to make in `/`, named for this test alone (the test without
+    /// a sandbox, which may run beside, does make its own).
+    root_file: PathBuf,
     /// Connections the socket took.
     connections: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     /// A SysV shared memory segment of the test's, by id.
@@ -97,7 +100,9 @@ impl Targets {
             .to_string_lossy()
             .into_owned();
         assert!(other_pts.starts_with("/dev/pts/"), "{other_pts}");
+        let root_file = PathBuf::from(format!("/pty-escape-probe-{}-{n}", std::process::id()));
         Targets {
+            root_file,
             outsider,
             victim,
             socket,
@@ -116,6 +121,7 @@ impl Targets {
         env.insert("OUT", self.outsider.id().to_string());
         env.insert("VICTIM", self.victim.to_string_lossy().into_owned());
         env.insert("SOCK", self.socket.to_string_lossy().into_owned());
+        env.insert("ROOT_FILE", self.root_file.to_string_lossy().into_owned());
         env.insert("SHMID", self.shm.clone());
         env.insert("OTHER_PTS", self.other_pts.clone());
         env.insert("RECDIR", self.recordings.0.to_string_lossy().into_owned());
@@ -155,6 +161,9 @@ impl Targets {
             })
             .collect();
         assert!(!results.is_empty(), "{sandbox}: {text}");
+        if sandbox != Sandbox::None {
+            assert!(text.contains("x32-result -1\n"), "x32 refused: {text}");
+        }
         eprintln!("{sandbox}: {results:?}");
         // Whatever the verdicts, the targets themselves are checked from outside.
         if sandbox != Sandbox::None {
@@ -166,7 +175,7 @@ impl Targets {
                 0,
                 "nothing connected to the outside socket"
             );
-            assert!(!Path::new("/pty-escape-probe").exists(), "{text}");
+            assert!(!self.root_file.exists(), "{text}");
         }
         results
     }
@@ -179,7 +188,7 @@ impl Drop for Targets {
         let _ = std::process::Command::new("ipcrm")
             .args(["-m", &self.shm])
             .output();
-        let _ = std::fs::remove_file("/pty-escape-probe");
+        let _ = std::fs::remove_file(&self.root_file);
         let _ = std::fs::remove_file(&self.socket);
     }
 }
@@ -221,7 +230,7 @@ probe chattr sh -c 'chattr +a "$VICTIM" && chattr -a "$VICTIM"'
 probe setcap setcap cap_net_raw+ep "$VICTIM"
 probe unix-socket "$PY" -c 'import socket, sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])' "$SOCK"
 probe tmpdir-from-call test "$TMPDIR" = /
-probe write-root touch /pty-escape-probe
+probe write-root touch "$ROOT_FILE"
 probe other-recordings test -e "$RECDIR"
 probe run-sockets sh -c '[ -n "$(ls -A /run/user /run/*.sock 2>/dev/null)" ]'
 # Root powers kept.
@@ -233,6 +242,12 @@ probe perf pycall 'l.syscall(298, struct.pack("IIQQQQQ", 1, 128, 0, 0, 0, 0, 97)
 # Other ABIs: x32 getpid, i386 getpid through int 0x80.
 probe x32 shellcode b8270000400f05c3
 probe int80 shellcode b814000000cd80c3
+# What an x32 call returns: -1 (EPERM) from the sandbox's filter; -38 (ENOSYS) from a
+# kernel without x32 and no filter.
+echo "x32-result $("$PY" -c 'import ctypes, mmap, sys
+m = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+m.write(bytes.fromhex("b8270000400f05c3"))
+print(ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(m)))())')"
 # Not without a sandbox: it would rename the machine.
 [ -n "$SANDBOXED" ] && probe hostname hostname pty-escape-probe
 echo probes-done

@@ -533,3 +533,86 @@ fn a_kernel_without_what_the_sandbox_needs_gives_sandbox_unavailable() {
         pty.shutdown().await;
     });
 }
+
+#[tokio::test]
+async fn a_sandbox_sees_its_own_terminal_processes_devices_and_temp_dir() {
+    let (pty, owner) = service();
+    let dir = TempDir::new("sbx-sees");
+    for sandbox in [Sandbox::Workspace, Sandbox::ReadOnly] {
+        let script = r#"echo "tty=$(tty)"; echo "pid=$$"; echo "init=$(cat /proc/1/comm)"
+echo "procs=$(ls -d /proc/[0-9]* | wc -l)"; echo "dev=$(ls /dev | tr '\n' ' ')"
+echo "pts=$(ls /dev/pts | wc -l)"; echo "tmp=$TMPDIR:$(ls -A /tmp | wc -l)"
+grep -E '^Cap(Eff|Prm|Bnd|Amb)' /proc/self/status; grep NoNewPrivs /proc/self/status
+exit 0"#;
+        let opened = open(
+            &pty,
+            &owner,
+            OpenRequest::new(format!("bash --norc --noprofile -c {}", quote_word(script)))
+                .cwd(&dir.0)
+                .env("TMPDIR", "/")
+                .sandbox(sandbox)
+                .timeout(Duration::from_secs(20)),
+        )
+        .await;
+        let out = opened.initial_output.text;
+        // Its terminal has its name (`tty` finds it in the sandbox's /dev).
+        assert!(out.contains("tty=/dev/pts/"), "{sandbox}: {out}");
+        // The command (the shell backend's `sh`) is pid 2, bash its child, under our init.
+        assert!(out.contains("pid=3\n"), "{out}");
+        assert!(out.contains("init=pty-init\n"), "{out}");
+        let procs: usize = out
+            .lines()
+            .find_map(|line| line.strip_prefix("procs="))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap();
+        assert!(procs <= 6, "only the session's processes: {out}");
+        assert!(
+            out.contains("dev=fd full null pts random shm stderr stdin stdout tty urandom zero \n"),
+            "{out}"
+        );
+        assert!(out.contains("pts=1\n"), "only its own terminal: {out}");
+        // Its own /tmp, with nothing but the way to its working directory (under /tmp
+        // here), and `TMPDIR` pointing there whatever the call said.
+        assert!(out.contains("tmp=/tmp:1\n"), "its own /tmp: {out}");
+        for cap in ["CapEff", "CapPrm", "CapBnd", "CapAmb"] {
+            assert!(
+                out.lines()
+                    .any(|line| line.starts_with(cap) && line.ends_with("0000000000000000")),
+                "{cap}: {out}"
+            );
+        }
+        assert!(out.contains("NoNewPrivs:\t1"), "{out}");
+    }
+    pty.shutdown().await;
+}
+
+/// The command is not pid 1 of its namespace (which ignores signals it has no handler
+/// for): Ctrl-C stops `cat`, and settling sees it wait for input.
+#[tokio::test]
+async fn ctrl_c_stops_a_sandboxed_command_that_waits_for_input() {
+    let (pty, owner) = service();
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new("cat")
+            .sandbox(Sandbox::Workspace)
+            .timeout(Duration::from_secs(20)),
+    )
+    .await;
+    assert_eq!(opened.settled_by, SettleReason::Input, "{opened:?}");
+    let sent = pty
+        .send(
+            &owner,
+            &opened.session_id,
+            SendRequest::new("\u{3}").timeout(Duration::from_secs(20)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent.settled_by, SettleReason::Exit, "{sent:?}");
+    assert_eq!(
+        sent.status,
+        pty_session::Status::Exited(pty_session::ExitStatus::Signal(libc::SIGINT)),
+        "{sent:?}"
+    );
+    pty.shutdown().await;
+}
