@@ -119,6 +119,7 @@ impl Targets {
     fn env(&self) -> BTreeMap<&'static str, String> {
         let mut env = BTreeMap::new();
         env.insert("OUT", self.outsider.id().to_string());
+        env.insert("SERVICE", std::process::id().to_string());
         env.insert("VICTIM", self.victim.to_string_lossy().into_owned());
         env.insert("SOCK", self.socket.to_string_lossy().into_owned());
         env.insert("ROOT_FILE", self.root_file.to_string_lossy().into_owned());
@@ -205,6 +206,10 @@ f = ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(m)
 sys.exit(0 if f() > 0 else 1)' "$1"; }
 # Other processes.
 probe prlimit prlimit --pid "$OUT" --nofile=1:1
+# The service itself (this test's process), set to the limit it has: nothing changes
+# where it gets out.
+probe prlimit-service sh -c 'limit=$(prlimit --pid "$SERVICE" --core -o SOFT,HARD --noheadings | awk "{print \$1\":\"\$2}") && prlimit --pid "$SERVICE" --core="$limit"'
+probe signal-service kill -0 "$SERVICE"
 probe renice renice -n 5 -p "$OUT"
 probe ionice ionice -c 3 -p "$OUT"
 probe taskset taskset -p 1 "$OUT"
@@ -262,6 +267,8 @@ exit 0"#;
 /// ones that need no particular filesystem or kernel option.
 const CONTROL: &[&str] = &[
     "prlimit",
+    "prlimit-service",
+    "signal-service",
     "renice",
     "ionice",
     "taskset",
