@@ -311,6 +311,36 @@ async fn probes_hold(base: TempDir) {
         );
     }
     assert!(escaped.is_empty(), "got out of the sandbox: {escaped:?}");
+    // And what must still work from outside, as this user: input-wait settling reads the
+    // sandboxed command's /proc, Ctrl-C reaches it, the close kills it.
+    let owner = Owner::new("settler");
+    for sandbox in [Sandbox::Workspace, Sandbox::ReadOnly] {
+        let opened = open(
+            &targets.pty,
+            &owner,
+            OpenRequest::new("cat")
+                .cwd(targets.base.0.join("work"))
+                .sandbox(sandbox)
+                .timeout(Duration::from_secs(20)),
+        )
+        .await;
+        assert_eq!(
+            opened.settled_by,
+            SettleReason::Input,
+            "{sandbox}: {opened:?}"
+        );
+        let sent = targets
+            .pty
+            .send(
+                &owner,
+                &opened.session_id,
+                pty_session::SendRequest::new("\u{3}").timeout(Duration::from_secs(20)),
+            )
+            .await
+            .unwrap();
+        assert_eq!(sent.settled_by, SettleReason::Exit, "{sandbox}: {sent:?}");
+        assert!(targets.pty.close(&owner, &opened.session_id).await.unwrap());
+    }
     targets.pty.shutdown().await;
 }
 
