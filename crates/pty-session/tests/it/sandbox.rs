@@ -71,15 +71,24 @@ exit 0"#,
 async fn sandbox_writable_paths_are_writable_in_a_workspace_sandbox() {
     let extra = TempDir::new("sbx-extra");
     let mut config = Config::default();
-    config.sandbox_writable = vec![extra.0.clone(), "/nonexistent/pty-session".into()];
+    config.sandbox_writable = vec![
+        extra.0.clone(),
+        "/nonexistent/pty-session".into(),
+        // Under the sandbox's own /dev, bound back from the service's.
+        "/dev/shm".into(),
+    ];
     let pty = PtyService::new(config);
     let dir = TempDir::new("sbx-writable");
+    let shm = format!("/dev/shm/pty-session-test-{}", std::process::id());
     let script = format!(
-        "touch {}/x && echo wrote-extra; exit 0",
+        "touch {}/x && echo wrote-extra; touch {shm} && echo wrote-shm; exit 0",
         quote_word(extra.0.to_str().unwrap())
     );
     let out = run_in(&pty, Sandbox::Workspace, &dir, &script).await;
     assert!(out.contains("wrote-extra"), "{out}");
+    assert!(out.contains("wrote-shm"), "{out}");
+    assert!(std::path::Path::new(&shm).exists(), "{out}");
+    let _ = std::fs::remove_file(&shm);
     // In read-only mode they are not.
     let out = run_in(
         &pty,
