@@ -37,8 +37,8 @@
 //!   Docker socket, the persist server's), with the resolver's directory bound back when
 //!   the network is on;
 //! - `/dev`: a read-only tmpfs with `null`, `zero`, `full`, `random`, `urandom`, `tty` and
-//!   the session's own `pts` bound from the service's, and the `fd`, `stdin`, `stdout`,
-//!   `stderr` links. No `ptmx`: a nested terminal would need a devpts of its own, on which
+//!   the session's own `pts` bound from the service's, the `fd`, `stdin`, `stdout`,
+//!   `stderr` links and an empty `shm` (where a `sandboxWritable` `/dev/shm` is bound). No `ptmx`: a nested terminal would need a devpts of its own, on which
 //!   the session's own terminal has no name (`tty` and `ttyname` would fail), and a
 //!   terminal server in the sandbox is one more thing that outlives its command; no other
 //!   terminal, disk or console exists there;
