@@ -52,18 +52,25 @@ use crate::Sandbox;
 use crate::confine::Stage;
 use crate::sandbox::Policy;
 
+/// What a path brought into the sandbox is there for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A device node of the sandbox's `/dev` (keeps `dev`; must exist).
+    Device,
+    /// A path the session may write (`nodev`; left out if missing).
+    Writable,
+    /// The working directory of a `read-only` session, bound read-only (left out if
+    /// missing).
+    ReadOnly,
+}
+
 /// One path of the service's tree brought into the sandbox's, at the same place.
 struct Bind {
     path: CString,
     /// Its ancestors below `/`, shortest first: created where a tmpfs of ours covers them.
     parents: Vec<CString>,
     dir: bool,
-    /// A device node (keeps `dev`); else a path of files (`nodev`).
-    device: bool,
-    /// Bound read-only: the working directory of a `read-only` session.
-    read_only: bool,
-    /// Left out if missing (a `sandboxWritable` path, the resolver's directory).
-    optional: bool,
+    kind: Kind,
 }
 
 /// Everything the builder needs, made by the shim before the clone: the builder shares
@@ -107,20 +114,20 @@ const RESOLVER: &str = "/run/systemd/resolve";
 impl Plan {
     /// The plan of `policy`, whose terminal is `terminal` (`/dev/pts/N`).
     pub(crate) fn new(policy: &Policy, terminal: Option<&Path>) -> Plan {
-        // (path, device, optional, read-only)
-        let mut paths: Vec<(PathBuf, bool, bool, bool)> = DEVICES
+        let mut paths: Vec<(PathBuf, Kind)> = DEVICES
             .iter()
-            .map(|device| (PathBuf::from(device), true, false, false))
+            .map(|device| (PathBuf::from(device), Kind::Device))
             .collect();
-        paths.extend(terminal.map(|terminal| (terminal.to_path_buf(), true, false, false)));
+        paths.extend(terminal.map(|terminal| (terminal.to_path_buf(), Kind::Device)));
         if policy.mode == Sandbox::Workspace {
-            paths.extend((policy.writable.iter()).map(|path| (path.clone(), false, true, false)));
+            paths.extend((policy.writable.iter()).map(|path| (path.clone(), Kind::Writable)));
         } else if let Ok(cwd) = std::env::current_dir() {
             // The working directory stays where it is, to read, even under `/tmp`.
-            paths.push((cwd, false, true, true));
+            paths.push((cwd, Kind::ReadOnly));
         }
         if policy.network {
-            paths.push((RESOLVER.into(), false, true, false));
+            // Read-only like the rest of `/run` was: it is there to be read.
+            paths.push((RESOLVER.into(), Kind::ReadOnly));
         }
         // `/` itself is already there (and a mount on it is never looked up).
         paths.retain(|(path, ..)| path.parent().is_some());
@@ -128,7 +135,7 @@ impl Plan {
         paths.sort_by_key(|(path, ..)| path.components().count());
         let binds: Vec<Bind> = paths
             .into_iter()
-            .filter_map(|(path, device, optional, read_only)| {
+            .filter_map(|(path, kind)| {
                 let dir = std::fs::metadata(&path).is_ok_and(|meta| meta.is_dir());
                 let parents = path
                     .ancestors()
@@ -143,9 +150,7 @@ impl Plan {
                     path: cstring(&path)?,
                     parents,
                     dir,
-                    device,
-                    read_only,
-                    optional,
+                    kind,
                 })
             })
             .collect();
@@ -441,18 +446,16 @@ unsafe fn mounts(plan: &mut Plan) -> bool {
                 OPEN_TREE_CLONE | libc::O_CLOEXEC as u32 | libc::AT_RECURSIVE as u32,
             ) as i32;
             if fd < 0 {
-                if bind.optional && crate::shim::errno() == libc::ENOENT {
+                if bind.kind != Kind::Device && crate::shim::errno() == libc::ENOENT {
                     continue;
                 }
                 return false;
             }
             *tree = fd;
-            let set = if bind.device {
-                MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC
-            } else if bind.read_only {
-                MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_RDONLY
-            } else {
-                MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
+            let set = match bind.kind {
+                Kind::Device => MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
+                Kind::Writable => MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                Kind::ReadOnly => MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_RDONLY,
             };
             if !set_attr(fd, c"", libc::AT_EMPTY_PATH | libc::AT_RECURSIVE, set) {
                 return false;
