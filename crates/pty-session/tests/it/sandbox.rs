@@ -625,3 +625,41 @@ async fn ctrl_c_stops_a_sandboxed_command_that_waits_for_input() {
     );
     pty.shutdown().await;
 }
+
+/// The init dies with the shim (`PR_SET_PDEATHSIG`), and the kernel kills everything in a
+/// PID namespace whose init died: a sandboxed tree, daemons included, cannot outlive a
+/// shim killed outright.
+#[tokio::test]
+async fn a_sandboxed_tree_dies_with_its_shim() {
+    let (pty, owner) = service();
+    let dir = TempDir::new("sbx-shim-dies");
+    let file = dir.0.join("pids");
+    let command = r#"echo $$ >> "$F"
+setsid sh -c 'trap "" HUP TERM; echo $$ >> "$F"; exec sleep 1001' &
+( sh -c 'echo $$ >> "$F"; exec sleep 1002' & )
+sleep 1000"#;
+    let request = OpenRequest::new(command)
+        .cwd(&dir.0)
+        .env("F", file.to_str().unwrap())
+        .sandbox(Sandbox::Workspace)
+        .settle(pty_session::Settle::None);
+    let opened = open(&pty, &owner, request).await;
+    eventually("all pids recorded", Duration::from_secs(10), || {
+        read_pids(&file).len() == 3
+    })
+    .await;
+    let mut pids = outside_pids(opened.pid as i32, &read_pids(&file));
+    assert_eq!(pids.len(), 3, "{pids:?}");
+    let init = outside_pids(opened.pid as i32, &[1]);
+    assert_eq!(init.len(), 1, "the init: {init:?}");
+    pids.extend(&init);
+    let shim = pty_session_testkit::parent(opened.pid as i32).expect("the command's shim");
+    assert_eq!(pty_session_testkit::parent(init[0]), Some(shim), "both the shim's");
+    // SAFETY: kill(2) on the shim, a process this test's service started.
+    unsafe { libc::kill(shim, libc::SIGKILL) };
+    eventually("the sandboxed tree to die with its shim", Duration::from_secs(2), || {
+        pids.iter().all(|&pid| !alive(pid))
+    })
+    .await;
+    pty.shutdown().await;
+}
