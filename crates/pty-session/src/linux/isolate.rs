@@ -287,6 +287,9 @@ extern "C" fn build(argument: *mut libc::c_void) -> libc::c_int {
         if libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
             fail(Stage::Namespaces);
         }
+        // The init's name from its first instant (it is the builder's, inherited; the
+        // command's is its program's from exec on).
+        libc::prctl(libc::PR_SET_NAME, c"pty-init".as_ptr(), 0, 0, 0);
         let init = libc::syscall(
             libc::SYS_clone,
             libc::CLONE_PARENT | libc::SIGCHLD,
@@ -666,7 +669,6 @@ unsafe fn run_init(pipe: i32, last_cap: i32) -> ! {
         libc::chdir(c"/".as_ptr());
         // With the shim goes the init, and with the init the whole namespace.
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-        libc::prctl(libc::PR_SET_NAME, c"pty-init".as_ptr(), 0, 0, 0);
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
         drop_capabilities(last_cap);
         libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
