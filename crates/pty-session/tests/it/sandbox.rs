@@ -654,12 +654,18 @@ sleep 1000"#;
     assert_eq!(init.len(), 1, "the init: {init:?}");
     pids.extend(&init);
     let shim = pty_session_testkit::parent(opened.pid as i32).expect("the command's shim");
-    assert_eq!(pty_session_testkit::parent(init[0]), Some(shim), "both the shim's");
+    assert_eq!(
+        pty_session_testkit::parent(init[0]),
+        Some(shim),
+        "both the shim's"
+    );
     // SAFETY: kill(2) on the shim, a process this test's service started.
     unsafe { libc::kill(shim, libc::SIGKILL) };
-    eventually("the sandboxed tree to die with its shim", Duration::from_secs(2), || {
-        pids.iter().all(|&pid| !alive(pid))
-    })
+    eventually(
+        "the sandboxed tree to die with its shim",
+        Duration::from_secs(2),
+        || pids.iter().all(|&pid| !alive(pid)),
+    )
     .await;
     pty.shutdown().await;
 }
