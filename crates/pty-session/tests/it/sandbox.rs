@@ -284,6 +284,33 @@ exit 0"#
     pty.shutdown().await;
 }
 
+/// The seccomp rules against acting on other processes leave a process its own: `nice`,
+/// `ionice`, `taskset` and `prlimit` on the command they start (pid 0) work.
+#[tokio::test]
+async fn inside_a_sandbox_a_process_may_change_its_own_priority_and_limits() {
+    let (pty, _) = service();
+    let dir = TempDir::new("sbx-self");
+    let script = r#"nice -n 5 true && echo nice-ok
+ionice -c 3 true && echo ionice-ok
+taskset 1 true && echo taskset-ok
+prlimit --nofile=100:100 true && echo prlimit-ok
+ulimit -n 50 && echo ulimit-ok
+exit 0"#;
+    for sandbox in [Sandbox::Workspace, Sandbox::ReadOnly] {
+        let out = run_in(&pty, sandbox, &dir, script).await;
+        for line in [
+            "nice-ok",
+            "ionice-ok",
+            "taskset-ok",
+            "prlimit-ok",
+            "ulimit-ok",
+        ] {
+            assert!(out.contains(line), "{sandbox}: {line}: {out}");
+        }
+    }
+    pty.shutdown().await;
+}
+
 #[tokio::test]
 async fn inside_a_sandbox_signals_between_its_own_processes_work() {
     let (pty, _) = service();
