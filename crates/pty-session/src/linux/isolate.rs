@@ -34,8 +34,8 @@
 //! - `/tmp`: an empty tmpfs of the session's own (read-only in `read-only` mode), so no
 //!   session sees another's files, nor the user's sockets there (tmux, ssh-agent);
 //! - `/run`: an empty read-only tmpfs (the user's runtime directory and its sockets, the
-//!   Docker socket, the persist server's), with the resolver's directory bound back when
-//!   the network is on;
+//!   Docker socket, the persist server's), with the directory `/etc/resolv.conf` links
+//!   into bound back, read-only, when the network is on;
 //! - `/dev`: a read-only tmpfs with `null`, `zero`, `full`, `random`, `urandom`, `tty` and
 //!   the session's own `pts` bound from the service's, the `fd`, `stdin`, `stdout`,
 //!   `stderr` links and an empty `shm` (where a `sandboxWritable` `/dev/shm` is bound). No `ptmx`: a nested terminal would need a devpts of its own, on which
@@ -107,9 +107,10 @@ const DEVICES: [&str; 6] = [
     "/dev/tty",
 ];
 
-/// The resolver's runtime directory, bound back when the network is on
-/// (`/etc/resolv.conf` links into it on systemd-resolved machines).
-const RESOLVER: &str = "/run/systemd/resolve";
+/// The resolver's configuration, which on many machines links into `/run`
+/// (systemd-resolved's `/run/systemd/resolve`, NetworkManager's, resolvconf's): the
+/// directory it links into is bound back, read-only, when the network is on.
+const RESOLV_CONF: &str = "/etc/resolv.conf";
 
 impl Plan {
     /// The plan of `policy`, whose terminal is `terminal` (`/dev/pts/N`).
@@ -125,9 +126,13 @@ impl Plan {
             // The working directory stays where it is, to read, even under `/tmp`.
             paths.push((cwd, Kind::ReadOnly));
         }
-        if policy.network {
+        if policy.network
+            && let Ok(target) = std::fs::canonicalize(RESOLV_CONF)
+            && target.starts_with("/run")
+            && let Some(dir) = target.parent()
+        {
             // Read-only like the rest of `/run` was: it is there to be read.
-            paths.push((RESOLVER.into(), Kind::ReadOnly));
+            paths.push((dir.to_path_buf(), Kind::ReadOnly));
         }
         // `/` itself is already there (and a mount on it is never looked up).
         paths.retain(|(path, ..)| path.parent().is_some());
