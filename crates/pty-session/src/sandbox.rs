@@ -145,7 +145,7 @@ pub(crate) enum Namespaces {
 }
 
 /// What the kernel's settings say about user namespaces: the ones that turn them off for
-/// everyone, or for users without privileges (Debian's, Ubuntu's AppArmor restriction).
+/// everyone, or for users without privileges (Debian's).
 pub(crate) fn kernel_namespaces() -> Namespaces {
     let read = |path: &str| {
         std::fs::read_to_string(path)
@@ -163,14 +163,9 @@ pub(crate) fn kernel_namespaces() -> Namespaces {
     if !root && read("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") {
         return Namespaces::Off("sysctl kernel.unprivileged_userns_clone is 0 for users");
     }
-    if !root
-        && read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").as_deref() == Some("1")
-    {
-        return Namespaces::Off(
-            "AppArmor restricts them for users: sysctl \
-             kernel.apparmor_restrict_unprivileged_userns is 1",
-        );
-    }
+    // Ubuntu's AppArmor restriction (kernel.apparmor_restrict_unprivileged_userns) is not
+    // asked here: a profile may lift it for this binary. Where it holds, the shim's
+    // attempt fails and says so.
     Namespaces::Available
 }
 

@@ -115,7 +115,12 @@ impl Stage {
                  user.max_user_namespaces, kernel.unprivileged_userns_clone, an AppArmor or \
                  container policy)"
             }
-            Stage::Identity => "the service's user could not be mapped into the sandbox",
+            Stage::Identity => {
+                "the service's user could not be mapped into the sandbox's user namespace \
+                 (an AppArmor policy may restrict user namespaces: Ubuntu's sysctl \
+                 kernel.apparmor_restrict_unprivileged_userns, unless a profile for this \
+                 program allows `userns`)"
+            }
             Stage::Mounts => "the sandbox's mount tree could not be built",
             Stage::Proc => "the sandbox's own /proc could not be mounted",
             Stage::Capabilities => "the capabilities could not be dropped",
