@@ -64,6 +64,10 @@ impl fmt::Display for Sandbox {
     }
 }
 
+/// A sandboxed session's temp directory (its `TMPDIR`): the session's own tmpfs, which no
+/// other session sees.
+pub(crate) const TEMP_DIR: &str = "/tmp";
+
 /// What the shim enforces for one session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Policy {
@@ -71,7 +75,8 @@ pub(crate) struct Policy {
     pub(crate) mode: Sandbox,
     /// Whether the session may use the network.
     pub(crate) network: bool,
-    /// Directories (and files) the session may write besides the terminal.
+    /// Directories (and files) of the service's the session may write (the working
+    /// directory and `sandbox_writable`), besides the terminal and its own `/tmp`.
     pub(crate) writable: Vec<PathBuf>,
 }
 
@@ -88,11 +93,20 @@ pub(crate) const TCP_ABI: i32 = 4;
 /// What this kernel lacks to enforce a `mode` sandbox (with or without `network`), given
 /// the Landlock ABI it offers (`abi` ≤ 0: none) and whether it has seccomp filters;
 /// `None` if nothing is missing.
-pub(crate) fn missing(mode: Sandbox, network: bool, abi: i32, seccomp: bool) -> Option<String> {
+pub(crate) fn missing(
+    mode: Sandbox,
+    network: bool,
+    abi: i32,
+    seccomp: bool,
+    namespaces: Namespaces,
+) -> Option<String> {
     if mode == Sandbox::None {
         return None;
     }
     let mut missing = Vec::new();
+    if let Namespaces::Off(why) = namespaces {
+        missing.push(format!("user namespaces ({why})"));
+    }
     if abi <= 0 {
         missing.push(
             "Landlock (this kernel has it off or predates it; it needs Linux 5.13 or newer with \
@@ -121,9 +135,55 @@ pub(crate) fn missing(mode: Sandbox, network: bool, abi: i32, seccomp: bool) -> 
     (!missing.is_empty()).then(|| missing.join("; "))
 }
 
+/// Whether this kernel lets the service make the user namespace a sandbox starts in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Namespaces {
+    /// Nothing known against it (the shim still reports a refusal it meets).
+    Available,
+    /// Off, and why.
+    Off(&'static str),
+}
+
+/// What the kernel's settings say about user namespaces: the ones that turn them off for
+/// everyone, or for users without privileges (Debian's).
+pub(crate) fn kernel_namespaces() -> Namespaces {
+    let read = |path: &str| {
+        std::fs::read_to_string(path)
+            .ok()
+            .map(|text| text.trim().to_owned())
+    };
+    if read("/proc/sys/user/max_user_namespaces").as_deref() == Some("0") {
+        return Namespaces::Off("sysctl user.max_user_namespaces is 0");
+    }
+    if !std::path::Path::new("/proc/self/ns/user").exists() {
+        return Namespaces::Off("this kernel is built without them (CONFIG_USER_NS)");
+    }
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root && read("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") {
+        return Namespaces::Off("sysctl kernel.unprivileged_userns_clone is 0 for users");
+    }
+    // Ubuntu's AppArmor restriction (kernel.apparmor_restrict_unprivileged_userns) is not
+    // asked here: a profile may lift it for this binary. Where it holds, the shim's
+    // attempt fails and says so.
+    Namespaces::Available
+}
+
 /// The Landlock ABI the kernel offers (0: none), lowered to [`ABI_CEILING_VAR`] if that is
 /// set lower.
 pub(crate) fn kernel_abi() -> i32 {
+    let abi = landlock_abi();
+    match std::env::var(ABI_CEILING_VAR)
+        .ok()
+        .and_then(|v| v.parse::<i32>().ok())
+    {
+        Some(ceiling) => abi.min(ceiling),
+        None => abi,
+    }
+}
+
+/// The Landlock ABI the kernel offers (0: none), as it is.
+pub(crate) fn landlock_abi() -> i32 {
     const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
     // SAFETY: with a null attribute pointer, size 0 and the VERSION flag, the syscall only
     // returns the ABI version (or an error) and touches no memory.
@@ -135,14 +195,7 @@ pub(crate) fn kernel_abi() -> i32 {
             LANDLOCK_CREATE_RULESET_VERSION,
         )
     };
-    let abi = i32::try_from(abi).unwrap_or(0).max(0);
-    match std::env::var(ABI_CEILING_VAR)
-        .ok()
-        .and_then(|v| v.parse::<i32>().ok())
-    {
-        Some(ceiling) => abi.min(ceiling),
-        None => abi,
-    }
+    i32::try_from(abi).unwrap_or(0).max(0)
 }
 
 /// Whether the kernel has seccomp filters.
@@ -171,6 +224,8 @@ mod tests {
 
     #[test]
     fn what_a_kernel_lacks_is_named() {
+        let on = Namespaces::Available;
+        let missing = |mode, network, abi, seccomp| missing(mode, network, abi, seccomp, on);
         assert_eq!(missing(Sandbox::None, false, 0, false), None);
         assert_eq!(missing(Sandbox::Workspace, false, 7, true), None);
         assert_eq!(missing(Sandbox::ReadOnly, false, 4, true), None);
@@ -189,5 +244,20 @@ mod tests {
         assert!(no_tcp.contains("ABI 4 for TCP rules"), "{no_tcp}");
         let no_seccomp = missing(Sandbox::Workspace, true, 7, false).unwrap();
         assert!(no_seccomp.contains("seccomp"), "{no_seccomp}");
+    }
+
+    #[test]
+    fn a_kernel_without_user_namespaces_is_named() {
+        let off = Namespaces::Off("sysctl user.max_user_namespaces is 0");
+        for mode in [Sandbox::Workspace, Sandbox::ReadOnly] {
+            let text = missing(mode, false, 7, true, off).unwrap();
+            assert_eq!(
+                text,
+                "user namespaces (sysctl user.max_user_namespaces is 0)"
+            );
+        }
+        assert_eq!(missing(Sandbox::None, false, 7, true, off), None);
+        // This machine has them: the sandbox tests run here.
+        assert_eq!(kernel_namespaces(), Namespaces::Available);
     }
 }

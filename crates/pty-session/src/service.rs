@@ -514,8 +514,14 @@ impl PtyService {
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
             .filter(|(k, _)| k != crate::spawner::MARKER)
             .collect();
-        let env = config.child_env(service_env, &request.env);
-        let sandbox = self.policy(request, &env)?;
+        let mut env = config.child_env(service_env, &request.env);
+        let sandbox = self.policy(request)?;
+        if sandbox.is_some() {
+            // A sandbox's temp directory is its own `/tmp` (a tmpfs of the session's), set
+            // by the service whatever the call's `env` says: a `TMPDIR` of the caller's
+            // choosing once made any directory writable.
+            env.insert("TMPDIR".to_owned(), crate::sandbox::TEMP_DIR.to_owned());
+        }
         Ok(SpawnOptions {
             argv,
             command: request.command.clone(),
@@ -529,13 +535,9 @@ impl PtyService {
         })
     }
 
-    /// The sandbox policy of `request` (whose environment is `env`), once the kernel is
-    /// known to enforce it; `None` without a sandbox.
-    fn policy(
-        &self,
-        request: &OpenRequest,
-        env: &BTreeMap<String, String>,
-    ) -> Result<Option<crate::sandbox::Policy>> {
+    /// The sandbox policy of `request`, once the kernel is known to enforce it; `None`
+    /// without a sandbox.
+    fn policy(&self, request: &OpenRequest) -> Result<Option<crate::sandbox::Policy>> {
         let config = &self.shared.config;
         let mode = request.sandbox.unwrap_or(config.sandbox);
         if mode == crate::Sandbox::None {
@@ -544,7 +546,8 @@ impl PtyService {
         let network = config.sandbox_network;
         let abi = crate::sandbox::kernel_abi();
         let seccomp = crate::sandbox::kernel_seccomp();
-        if let Some(missing) = crate::sandbox::missing(mode, network, abi, seccomp) {
+        let namespaces = crate::sandbox::kernel_namespaces();
+        if let Some(missing) = crate::sandbox::missing(mode, network, abi, seccomp, namespaces) {
             return Err(Error::SandboxUnavailable {
                 sandbox: mode.as_str().to_owned(),
                 missing,
@@ -557,8 +560,6 @@ impl PtyService {
                 None => std::env::current_dir().unwrap_or_default(),
             };
             writable.push(cwd);
-            let temp = env.get("TMPDIR").filter(|dir| !dir.is_empty());
-            writable.push(temp.map_or_else(|| "/tmp".into(), std::path::PathBuf::from));
             writable.extend(config.sandbox_writable.iter().cloned());
         }
         Ok(Some(crate::sandbox::Policy {

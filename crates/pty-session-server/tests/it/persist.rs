@@ -26,6 +26,18 @@ impl Runtime {
         }
     }
 
+    /// A runtime directory a sandboxed session can see: not under `/tmp`, which is each
+    /// sandbox's own.
+    pub(crate) fn visible(name: &str) -> Runtime {
+        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+            "pty-session-it-{}-persist-{name}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        Runtime { root }
+    }
+
     pub(crate) fn dir(&self) -> PathBuf {
         self.root.join("pty-session")
     }
@@ -388,16 +400,20 @@ fn escape_probe(socket: &Path) -> String {
     )
 }
 
+/// The server's own check, behind the sandbox's: with the network off a sandboxed process
+/// can connect to no socket at all (seccomp), and `/tmp` and `/run` are its own, so the
+/// probe runs with `--sandbox-network` and a runtime directory it can see, to reach the
+/// server and be refused there.
 #[tokio::test]
 async fn a_sandboxed_session_cannot_reach_the_background_server() {
-    let runtime = Runtime::new("escape");
+    let runtime = Runtime::visible("escape");
     let project = runtime.project("project");
     std::fs::write(
         project.join("probe.py"),
         escape_probe(&runtime.dir().join("persist.sock")),
     )
     .unwrap();
-    let client = runtime.client(&project, &[]).await;
+    let client = runtime.client(&project, &["--sandbox-network"]).await;
     let probe = |sandbox: &'static str| {
         let client = &client.client;
         async move {
@@ -436,7 +452,7 @@ async fn a_sandboxed_session_cannot_reach_the_background_server() {
     let said = std::fs::read_to_string(&daemon).unwrap();
     assert!(said.contains("REFUSED 0"), "daemon: {said}");
     // Nor is a sandboxed session of another server (a plain stdio one).
-    let mut stdio = runtime.command(&["mcp"]);
+    let mut stdio = runtime.command(&["mcp", "--sandbox-network"]);
     stdio.current_dir(&project);
     let other = stdio_server_from(stdio).await;
     let result = call(

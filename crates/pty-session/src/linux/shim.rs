@@ -143,7 +143,7 @@ pub(crate) fn run(grace_ms: u64, argv: &[CString], policy: Option<&Policy>) -> i
 
     // Everything of the sandbox that allocates is made here, before the command's child
     // (which shares this memory) exists.
-    let prepared = match policy {
+    let mut prepared = match policy {
         None => None,
         Some(policy) => {
             let terminal = std::fs::read_link("/proc/self/fd/1").ok();
@@ -159,7 +159,7 @@ pub(crate) fn run(grace_ms: u64, argv: &[CString], policy: Option<&Policy>) -> i
     // SAFETY: single-threaded (nothing else can touch memory the vfork child shares), and
     // the shim installs no signal handlers that could run in that child; `prepared` lives
     // until the child exec'd or exited.
-    let child = unsafe { spawn_command(program, argv, prepared.as_ref().map(Prepared::raw)) };
+    let child = unsafe { spawn_command(program, argv, prepared.as_mut()) };
     drop(prepared);
     match child {
         Err(Failed::Exec(errno)) => {
@@ -300,17 +300,20 @@ enum Failed {
 ///
 /// The child shares the shim's memory and the shim waits until it exec'd or exited
 /// (`CLONE_VM | CLONE_VFORK`, as `posix_spawn` does): no page tables are copied and none
-/// torn down again by the exec, and the exec's outcome is known when `clone` returns.
+/// torn down again by the exec, and the exec's outcome is known when `clone` returns. A
+/// sandboxed command is started the same way, from inside the sandbox's namespaces
+/// ([`isolate`](crate::isolate)), and is the shim's child all the same.
 ///
 /// # Safety
 /// Only in a single-threaded process without signal handlers: the child runs on the
 /// shim's memory until it execs, so no other thread may change that memory and no handler
-/// may run in the child. `sandbox` must point into a `Prepared` alive during the call.
+/// may run in the child.
 unsafe fn spawn_command(
     program: &CString,
     argv: &[CString],
-    sandbox: Option<Raw>,
+    prepared: Option<&mut Prepared>,
 ) -> Result<i32, Failed> {
+    let sandbox = prepared.as_deref().map(Prepared::raw);
     let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     argv_ptrs.push(std::ptr::null());
     let mut exec = Exec {
@@ -324,15 +327,28 @@ unsafe fn spawn_command(
     // new argv, on it.
     let mut stack = vec![0u8; 256 * 1024 + 16 * argv_ptrs.len()];
     let top = stack.as_mut_ptr_range().end as usize & !15;
-    // SAFETY: the child runs `exec_command` on its own stack with a pointer to `exec`,
-    // both alive until it exec'd or exited, which is when `clone` returns (CLONE_VFORK).
-    let pid = unsafe {
-        libc::clone(
-            exec_command,
-            top as *mut libc::c_void,
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
-            (&raw mut exec).cast(),
-        )
+    let pid = match prepared {
+        // SAFETY: as below, through the sandbox's builder; `prepared` outlives the call.
+        Some(prepared) => unsafe {
+            crate::isolate::spawn(
+                &mut prepared.plan,
+                exec_command,
+                (&raw mut exec).cast(),
+                top as *mut libc::c_void,
+            )
+            .map_err(|(stage, errno)| Failed::Sandbox(stage, errno))?
+        },
+        // SAFETY: the child runs `exec_command` on its own stack with a pointer to `exec`,
+        // both alive until it exec'd or exited, which is when `clone` returns
+        // (CLONE_VFORK).
+        None => unsafe {
+            libc::clone(
+                exec_command,
+                top as *mut libc::c_void,
+                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+                (&raw mut exec).cast(),
+            )
+        },
     };
     if pid < 0 {
         return Err(Failed::Exec(errno()));

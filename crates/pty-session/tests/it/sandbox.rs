@@ -56,8 +56,11 @@ exit 0"#,
     for line in ["wrote-cwd", "renamed-in-cwd", "wrote-tmp", "wrote-null"] {
         assert!(out.contains(line), "{line}: {out}");
     }
-    assert_eq!(out.matches("Permission denied").count(), 3, "{out}");
-    assert!(path(&dir, "work/ok-cwd").exists() && path(&dir, "tmp/ok-tmp").exists());
+    // Home and /etc are read-only; the other directory, under /tmp, is not even there.
+    assert_eq!(out.matches("cannot touch").count(), 3, "{out}");
+    assert!(path(&dir, "work/ok-cwd").exists());
+    // The temp directory is the session's own /tmp, not the call's `TMPDIR`.
+    assert!(!path(&dir, "tmp/ok-tmp").exists(), "{out}");
     assert!(!std::path::Path::new(&home_file).exists(), "{out}");
     assert!(!elsewhere.0.join("x").exists(), "{out}");
     let _ = std::fs::remove_file(&home_file);
@@ -68,15 +71,24 @@ exit 0"#,
 async fn sandbox_writable_paths_are_writable_in_a_workspace_sandbox() {
     let extra = TempDir::new("sbx-extra");
     let mut config = Config::default();
-    config.sandbox_writable = vec![extra.0.clone(), "/nonexistent/pty-session".into()];
+    config.sandbox_writable = vec![
+        extra.0.clone(),
+        "/nonexistent/pty-session".into(),
+        // Under the sandbox's own /dev, bound back from the service's.
+        "/dev/shm".into(),
+    ];
     let pty = PtyService::new(config);
     let dir = TempDir::new("sbx-writable");
+    let shm = format!("/dev/shm/pty-session-test-{}", std::process::id());
     let script = format!(
-        "touch {}/x && echo wrote-extra; exit 0",
+        "touch {}/x && echo wrote-extra; touch {shm} && echo wrote-shm; exit 0",
         quote_word(extra.0.to_str().unwrap())
     );
     let out = run_in(&pty, Sandbox::Workspace, &dir, &script).await;
     assert!(out.contains("wrote-extra"), "{out}");
+    assert!(out.contains("wrote-shm"), "{out}");
+    assert!(std::path::Path::new(&shm).exists(), "{out}");
+    let _ = std::fs::remove_file(&shm);
     // In read-only mode they are not.
     let out = run_in(
         &pty,
@@ -85,7 +97,8 @@ async fn sandbox_writable_paths_are_writable_in_a_workspace_sandbox() {
         &script.replace("x &&", "y 2>&1 &&"),
     )
     .await;
-    assert!(out.contains("Permission denied"), "{out}");
+    assert!(out.contains("cannot touch"), "{out}");
+    assert!(!extra.0.join("y").exists(), "{out}");
     pty.shutdown().await;
 }
 
@@ -100,7 +113,7 @@ echo to-the-tty > /dev/tty
 echo to-stderr >&2
 exit 0"#;
     let out = run_in(&pty, Sandbox::ReadOnly, &dir, script).await;
-    assert_eq!(out.matches("Permission denied").count(), 2, "{out}");
+    assert_eq!(out.matches("cannot touch").count(), 2, "{out}");
     for line in ["wrote-null", "to-the-tty", "to-stderr"] {
         assert!(out.contains(line), "{line}: {out}");
     }
@@ -181,7 +194,7 @@ async fn sandbox_network_lets_a_sandboxed_session_reach_the_network() {
     );
     // Files stay confined.
     let out = run_in(&pty, Sandbox::Workspace, &dir, "touch /etc/x 2>&1; exit 0").await;
-    assert!(out.contains("Permission denied"), "{out}");
+    assert!(out.contains("cannot touch"), "{out}");
     pty.shutdown().await;
 }
 
@@ -196,7 +209,7 @@ for i in $(seq 100); do grep -q done report 2>/dev/null && break; sleep 0.1; don
 cat report; exit 0"#;
     let out = run_in(&pty, Sandbox::Workspace, &dir, script).await;
     assert!(out.contains("done"), "{out}");
-    assert!(out.contains("Permission denied"), "files: {out}");
+    assert!(out.contains("cannot touch"), "files: {out}");
     assert!(out.contains("PermissionError"), "network: {out}");
     assert!(out.contains("Operation not permitted"), "unshare: {out}");
     pty.shutdown().await;
@@ -260,12 +273,41 @@ exit 0"#
         out.lines()
             .any(|line| line.contains(what) && line.contains("Operation not permitted"))
     };
-    assert!(refused(&format!("kill: ({pid})")), "kill: {out}");
+    // The outside process is not even there to name, in the sandbox's PID namespace.
+    let kill = format!("kill: ({pid}) - No such process");
+    assert!(out.contains(&kill), "kill: {out}");
     assert!(refused("attach: ptrace("), "strace: {out}");
     assert!(refused("ptrace: "), "gdb: {out}");
     assert!(refused("unshare failed"), "unshare: {out}");
     assert!(out.contains("unshare=1"), "{out}");
     assert_eq!(outsider.tracer(), "0");
+    pty.shutdown().await;
+}
+
+/// The seccomp rules against acting on other processes leave a process its own: `nice`,
+/// `ionice`, `taskset` and `prlimit` on the command they start (pid 0) work.
+#[tokio::test]
+async fn inside_a_sandbox_a_process_may_change_its_own_priority_and_limits() {
+    let (pty, _) = service();
+    let dir = TempDir::new("sbx-self");
+    let script = r#"nice -n 5 true && echo nice-ok
+ionice -c 3 true && echo ionice-ok
+taskset 1 true && echo taskset-ok
+prlimit --nofile=100:100 true && echo prlimit-ok
+ulimit -n 50 && echo ulimit-ok
+exit 0"#;
+    for sandbox in [Sandbox::Workspace, Sandbox::ReadOnly] {
+        let out = run_in(&pty, sandbox, &dir, script).await;
+        for line in [
+            "nice-ok",
+            "ionice-ok",
+            "taskset-ok",
+            "prlimit-ok",
+            "ulimit-ok",
+        ] {
+            assert!(out.contains(line), "{sandbox}: {line}: {out}");
+        }
+    }
     pty.shutdown().await;
 }
 
@@ -409,7 +451,10 @@ sleep 1000"#;
         read_pids(&file).len() == 4
     })
     .await;
-    let pids = read_pids(&file);
+    // They wrote their pids in the sandbox's PID namespace; these are the same processes
+    // as this test sees them.
+    let pids = outside_pids(opened.pid as i32, &read_pids(&file));
+    assert_eq!(pids.len(), 4, "{pids:?}");
     assert!(pids.iter().all(|&pid| alive(pid)));
     assert!(pty.close(&owner, &opened.session_id).await.unwrap());
     let survivors: Vec<_> = pids.iter().copied().filter(|&pid| alive(pid)).collect();
@@ -453,7 +498,7 @@ async fn config_sandbox_is_the_default_and_a_request_overrides_it() {
     .await;
     assert_eq!(opened.sandbox, Sandbox::ReadOnly);
     assert!(
-        opened.initial_output.text.contains("Permission denied"),
+        opened.initial_output.text.contains("cannot touch"),
         "{opened:?}"
     );
     let opened = open(
@@ -523,4 +568,131 @@ fn a_kernel_without_what_the_sandbox_needs_gives_sandbox_unavailable() {
         assert!(err.to_string().contains("Landlock (this kernel"), "{err}");
         pty.shutdown().await;
     });
+}
+
+#[tokio::test]
+async fn a_sandbox_sees_its_own_terminal_processes_devices_and_temp_dir() {
+    let (pty, owner) = service();
+    let dir = TempDir::new("sbx-sees");
+    for sandbox in [Sandbox::Workspace, Sandbox::ReadOnly] {
+        let script = r#"echo "tty=$(tty)"; echo "pid=$$"; echo "init=$(cat /proc/1/comm)"
+echo "procs=$(ls -d /proc/[0-9]* | wc -l)"; echo "dev=$(ls /dev | tr '\n' ' ')"
+echo "pts=$(ls /dev/pts | wc -l)"; echo "tmp=$TMPDIR:$(ls -A /tmp | wc -l)"
+grep -E '^Cap(Eff|Prm|Bnd|Amb)' /proc/self/status; grep NoNewPrivs /proc/self/status
+exit 0"#;
+        let opened = open(
+            &pty,
+            &owner,
+            OpenRequest::new(format!("bash --norc --noprofile -c {}", quote_word(script)))
+                .cwd(&dir.0)
+                .env("TMPDIR", "/")
+                .sandbox(sandbox)
+                .timeout(Duration::from_secs(20)),
+        )
+        .await;
+        let out = opened.initial_output.text;
+        // Its terminal has its name (`tty` finds it in the sandbox's /dev).
+        assert!(out.contains("tty=/dev/pts/"), "{sandbox}: {out}");
+        // The command (the shell backend's `sh`) is pid 2, bash its child, under our init.
+        assert!(out.contains("pid=3\n"), "{out}");
+        assert!(out.contains("init=pty-init\n"), "{out}");
+        let procs: usize = out
+            .lines()
+            .find_map(|line| line.strip_prefix("procs="))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap();
+        assert!(procs <= 6, "only the session's processes: {out}");
+        assert!(
+            out.contains("dev=fd full null pts random shm stderr stdin stdout tty urandom zero \n"),
+            "{out}"
+        );
+        assert!(out.contains("pts=1\n"), "only its own terminal: {out}");
+        // Its own /tmp, with nothing but the way to its working directory (under /tmp
+        // here), and `TMPDIR` pointing there whatever the call said.
+        assert!(out.contains("tmp=/tmp:1\n"), "its own /tmp: {out}");
+        for cap in ["CapEff", "CapPrm", "CapBnd", "CapAmb"] {
+            assert!(
+                out.lines()
+                    .any(|line| line.starts_with(cap) && line.ends_with("0000000000000000")),
+                "{cap}: {out}"
+            );
+        }
+        assert!(out.contains("NoNewPrivs:\t1"), "{out}");
+    }
+    pty.shutdown().await;
+}
+
+/// The command is not pid 1 of its namespace (which ignores signals it has no handler
+/// for): Ctrl-C stops `cat`, and settling sees it wait for input.
+#[tokio::test]
+async fn ctrl_c_stops_a_sandboxed_command_that_waits_for_input() {
+    let (pty, owner) = service();
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new("cat")
+            .sandbox(Sandbox::Workspace)
+            .timeout(Duration::from_secs(20)),
+    )
+    .await;
+    assert_eq!(opened.settled_by, SettleReason::Input, "{opened:?}");
+    let sent = pty
+        .send(
+            &owner,
+            &opened.session_id,
+            SendRequest::new("\u{3}").timeout(Duration::from_secs(20)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent.settled_by, SettleReason::Exit, "{sent:?}");
+    assert_eq!(
+        sent.status,
+        pty_session::Status::Exited(pty_session::ExitStatus::Signal(libc::SIGINT)),
+        "{sent:?}"
+    );
+    pty.shutdown().await;
+}
+
+/// The init dies with the shim (`PR_SET_PDEATHSIG`), and the kernel kills everything in a
+/// PID namespace whose init died: a sandboxed tree, daemons included, cannot outlive a
+/// shim killed outright.
+#[tokio::test]
+async fn a_sandboxed_tree_dies_with_its_shim() {
+    let (pty, owner) = service();
+    let dir = TempDir::new("sbx-shim-dies");
+    let file = dir.0.join("pids");
+    let command = r#"echo $$ >> "$F"
+setsid sh -c 'trap "" HUP TERM; echo $$ >> "$F"; exec sleep 1001' &
+( sh -c 'echo $$ >> "$F"; exec sleep 1002' & )
+sleep 1000"#;
+    let request = OpenRequest::new(command)
+        .cwd(&dir.0)
+        .env("F", file.to_str().unwrap())
+        .sandbox(Sandbox::Workspace)
+        .settle(pty_session::Settle::None);
+    let opened = open(&pty, &owner, request).await;
+    eventually("all pids recorded", Duration::from_secs(10), || {
+        read_pids(&file).len() == 3
+    })
+    .await;
+    let mut pids = outside_pids(opened.pid as i32, &read_pids(&file));
+    assert_eq!(pids.len(), 3, "{pids:?}");
+    let init = outside_pids(opened.pid as i32, &[1]);
+    assert_eq!(init.len(), 1, "the init: {init:?}");
+    pids.extend(&init);
+    let shim = pty_session_testkit::parent(opened.pid as i32).expect("the command's shim");
+    assert_eq!(
+        pty_session_testkit::parent(init[0]),
+        Some(shim),
+        "both the shim's"
+    );
+    // SAFETY: kill(2) on the shim, a process this test's service started.
+    unsafe { libc::kill(shim, libc::SIGKILL) };
+    eventually(
+        "the sandboxed tree to die with its shim",
+        Duration::from_secs(2),
+        || pids.iter().all(|&pid| !alive(pid)),
+    )
+    .await;
+    pty.shutdown().await;
 }

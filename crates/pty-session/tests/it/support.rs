@@ -78,12 +78,48 @@ pub fn read_pids(file: &std::path::Path) -> Vec<i32> {
         .collect()
 }
 
+/// The pids, as this process sees them, of the processes whose pids in the PID namespace
+/// of process `member` (a sandboxed session's command) are `inner`: read from each
+/// process's `NSpid` line, whose last number is its pid in its own namespace.
+pub fn outside_pids(member: i32, inner: &[i32]) -> Vec<i32> {
+    let namespace = |pid: i32| std::fs::read_link(format!("/proc/{pid}/ns/pid")).ok();
+    let ours = namespace(member).expect("the session's PID namespace");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if namespace(pid).as_ref() != Some(&ours) {
+            continue;
+        }
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let own = status
+            .lines()
+            .find_map(|line| line.strip_prefix("NSpid:"))
+            .and_then(|ids| ids.split_whitespace().last()?.parse::<i32>().ok());
+        if own.is_some_and(|own| inner.contains(&own)) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
 /// A fresh empty directory under the system temp dir, removed when dropped.
 pub struct TempDir(pub std::path::PathBuf);
 
 impl TempDir {
     pub fn new(name: &str) -> TempDir {
-        let path = std::env::temp_dir().join(format!(
+        TempDir::under(std::env::temp_dir(), name)
+    }
+
+    /// A fresh empty directory under `base` (one a sandbox sees: not under `/tmp`, which
+    /// is a sandbox's own).
+    pub fn under(base: impl AsRef<std::path::Path>, name: &str) -> TempDir {
+        let path = base.as_ref().join(format!(
             "pty-session-test-{name}-{}-{:?}",
             std::process::id(),
             Instant::now()
