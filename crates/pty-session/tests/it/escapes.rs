@@ -391,18 +391,29 @@ fn no_probe_gets_out_as_an_unprivileged_user() {
         known,
         "the user {USER} is missing: this test needs it (`useradd -m {USER}`, which .ci/run does)"
     );
-    let exe = std::env::current_exe().unwrap();
-    let reachable = std::process::Command::new("runuser")
-        .args(["-u", USER, "--", "test", "-x"])
-        .arg(&exe)
-        .status()
-        .expect("runuser (util-linux) must be installed for this test");
-    assert!(
-        reachable.success(),
-        "{USER} cannot run {}: every directory above the build must be searchable by others \
-         (a checkout under /root is not)",
-        exe.display()
-    );
+    let mut exe = std::env::current_exe().unwrap();
+    let reachable = |exe: &std::path::Path| {
+        std::process::Command::new("runuser")
+            .args(["-u", USER, "--", "test", "-x"])
+            .arg(exe)
+            .status()
+            .expect("runuser (util-linux) must be installed for this test")
+            .success()
+    };
+    // A build under a directory others cannot search (a checkout under /root): a copy of
+    // this binary where the user reaches it (it is its own spawner and needs nothing else).
+    let copy = (!reachable(&exe)).then(|| {
+        let dir = std::env::temp_dir().join(format!("pty-session-escapes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let copied = dir.join("it");
+        std::fs::copy(&exe, &copied).unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&copied, std::fs::Permissions::from_mode(0o755)).unwrap();
+        exe = copied;
+        dir
+    });
+    assert!(reachable(&exe), "{USER} cannot run {}", exe.display());
     let test = "escapes::no_probe_gets_out_as_an_unprivileged_user";
     let output = std::process::Command::new("runuser")
         .args(["-u", USER, "--"])
@@ -417,6 +428,9 @@ fn no_probe_gets_out_as_an_unprivileged_user() {
         .stdin(std::process::Stdio::null())
         .output()
         .expect("runuser (util-linux) must be installed for this test");
+    if let Some(dir) = copy {
+        let _ = std::fs::remove_dir_all(dir);
+    }
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
