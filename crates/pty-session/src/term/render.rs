@@ -595,15 +595,19 @@ impl Line {
         // what the wrap mark now continues); at the bottom, a new screen row scrolls the
         // window up, as a line feed does.
         let mut scrolls = false;
-        if self.col > 0 && self.col.is_multiple_of(self.cols) && self.col >= self.extent() {
+        // In this order, a flood of lines narrower than the window does no division.
+        if self.col >= self.cols && self.col >= self.extent() && self.col.is_multiple_of(self.cols)
+        {
             match rows.take_below() {
                 Some(below) => self.join(below),
                 None => scrolls = true,
             }
         }
-        let start = self.col / self.cols * self.cols;
-        if start > 0 && self.col < start + 2 && self.col < self.cells && !self.is_ascii() {
-            self.unspace(start, self.col + width);
+        if !self.is_ascii() && self.col >= self.cols && self.col < self.cells {
+            let start = self.col / self.cols * self.cols;
+            if self.col < start + 2 {
+                self.unspace(start, self.col + width);
+            }
         }
         if self.is_ascii() && encoded.len() == 1 && self.col < self.cells {
             self.text[self.col] = encoded[0];
@@ -624,7 +628,7 @@ impl Line {
             }
         }
         self.col += width;
-        self.wrap = self.col.is_multiple_of(self.cols);
+        self.wrap = self.col >= self.cols && self.col.is_multiple_of(self.cols);
         self.span = self.span.max(self.cells);
         if scrolls {
             rows.trim(self.span, out);
