@@ -26,10 +26,18 @@ impl Runtime {
         }
     }
 
-    /// A runtime directory a sandboxed session can see: not under `/tmp`, which is each
-    /// sandbox's own.
+    /// A runtime directory a sandboxed session can see: not under `/tmp`, `/run` or
+    /// `/dev`, which are each sandbox's own: under the build's scratch directory, or the
+    /// home's cache where the build itself is under one of them (a checkout in `/tmp`).
     pub(crate) fn visible(name: &str) -> Runtime {
-        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        let mut base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        if ["/tmp", "/run", "/dev"]
+            .iter()
+            .any(|hidden| base.starts_with(hidden))
+        {
+            base = PathBuf::from(std::env::var("HOME").expect("HOME is set")).join(".cache");
+        }
+        let root = base.join(format!(
             "pty-session-it-{}-persist-{name}",
             std::process::id()
         ));

@@ -671,7 +671,9 @@ impl Shim {
 /// looks for the rest of the tree.
 const QUICK_MS: i64 = 50;
 
-fn now_ms() -> i64 {
+/// The monotonic clock in milliseconds, by a plain syscall: the shim's and the spawner's
+/// loops run in single-threaded processes that may not allocate or lock.
+pub(crate) fn now_ms() -> i64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

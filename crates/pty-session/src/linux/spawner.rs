@@ -250,13 +250,13 @@ const LAST_RITES_MS: i64 = 1_500;
 /// shims still there after [`LAST_RITES_MS`] (stopped by their session, or disarmed
 /// otherwise) as the service would have ([`tree::kill`](crate::tree::kill)).
 fn last_rites(proc: &ProcDir, deaths: Option<&OwnedFd>, forked: &mut Vec<i32>) {
-    let deadline = now_ms() + LAST_RITES_MS;
+    let deadline = crate::linux::shim::now_ms() + LAST_RITES_MS;
     loop {
         kill_orphans(proc, forked);
         if proc.for_each_child(|_| {}) == Some(0) {
             return;
         }
-        let left = deadline - now_ms();
+        let left = deadline - crate::linux::shim::now_ms();
         if left <= 0 {
             break;
         }
@@ -296,16 +296,6 @@ fn wait_for_death(deaths: Option<&OwnedFd>, timeout_ms: i64) {
         }
         None => std::thread::sleep(std::time::Duration::from_millis(timeout_ms as u64)),
     }
-}
-
-fn now_ms() -> i64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: CLOCK_MONOTONIC always exists; the pointer is to a local.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000
 }
 
 /// Makes the spawner a child subreaper whose children the kernel reaps (`SA_NOCLDWAIT`)

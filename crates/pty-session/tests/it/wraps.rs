@@ -34,22 +34,24 @@ fn echo_filling(width: usize, letter: char) -> (String, String) {
     (command, lines)
 }
 
-#[tokio::test]
-async fn bash_commands_that_fill_the_window_exactly() {
+/// Commands of the default width, twice it, and once more after the rows merged in the
+/// past, to the shell `request` opens: each reply is the echo and the answer.
+async fn commands_that_fill_the_window_exactly(request: OpenRequest) {
     let (pty, owner) = service();
-    let opened = open(&pty, &owner, bash()).await;
+    let opened = open(&pty, &owner, request).await;
     let id = &opened.session_id;
-    // The default width, twice it, and once more after the row merged in the past.
     for (width, letter) in [(120, 'A'), (120, 'B'), (240, 'C'), (120, 'D'), (240, 'E')] {
         let (command, lines) = echo_filling(width, letter);
         let reply = send(&pty, &owner, id, &command, None).await;
-        assert_eq!(
-            reply,
-            (lines, "$ ".to_owned()),
-            "a {width}-character command"
-        );
+        let expected = (lines, "$ ".to_owned());
+        assert_eq!(reply, expected, "a {width}-character command");
     }
     pty.shutdown().await;
+}
+
+#[tokio::test]
+async fn bash_commands_that_fill_the_window_exactly() {
+    commands_that_fill_the_window_exactly(bash()).await;
 }
 
 #[tokio::test]
@@ -112,20 +114,7 @@ async fn python_expressions_that_fill_the_window_exactly() {
 #[tokio::test]
 async fn zsh_commands_that_fill_the_window_exactly() {
     require("zsh");
-    let (pty, owner) = service();
-    let request = OpenRequest::new("zsh -f").env("PS1", "$ ");
-    let opened = open(&pty, &owner, request).await;
-    let id = &opened.session_id;
-    for (width, letter) in [(120, 'A'), (120, 'B'), (240, 'C'), (120, 'D')] {
-        let (command, lines) = echo_filling(width, letter);
-        let reply = send(&pty, &owner, id, &command, None).await;
-        assert_eq!(
-            reply,
-            (lines, "$ ".to_owned()),
-            "a {width}-character command"
-        );
-    }
-    pty.shutdown().await;
+    commands_that_fill_the_window_exactly(OpenRequest::new("zsh -f").env("PS1", "$ ")).await;
 }
 
 #[tokio::test]
