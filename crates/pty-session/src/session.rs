@@ -215,7 +215,12 @@ impl State {
     pub(crate) fn resize(&mut self, cols: u16, rows: u16) {
         let old = self.window.size();
         self.window.resize(cols, rows);
-        self.renderer.resize(cols, rows);
+        // Rows that no longer fit the window leave its top: lines now.
+        let mut left = Rendered::default();
+        self.renderer.resize(cols, rows, &mut left);
+        for line in left.lines {
+            self.scrollback.push_recycling(line, &mut left.spare);
+        }
         if (cols, rows) != old {
             self.tap.resize(cols, rows);
         }
