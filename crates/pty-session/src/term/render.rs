@@ -214,7 +214,11 @@ impl Renderer {
     /// program moved the cursor up to redraw rows.
     pub(crate) fn pending(&self) -> String {
         let text = std::str::from_utf8(&self.line.text).expect("the text holds whole characters");
-        crate::term::rows::visible(text).into_owned()
+        if self.line.is_ascii() {
+            text.to_owned()
+        } else {
+            crate::term::rows::visible(text).into_owned()
+        }
     }
 
     /// Whether a full-screen program has the alternate screen on.
@@ -489,25 +493,16 @@ impl Line {
     /// wide character left at the end of the row above is a blank of the line from now on,
     /// as alacritty takes its mark off.
     fn unspace(&mut self, start: usize, to: usize) {
+        // A wide group's next cell is still its own.
         let covers_wide = (self.col..to.min(start + 2)).any(|cell| {
             let group = self.group(cell);
-            group.end > group.start
-                && crate::term::render::width(
-                    std::str::from_utf8(&self.text[group.start..group.end])
-                        .expect("whole characters")
-                        .chars()
-                        .next()
-                        .expect("a character"),
-                ) == Some(2)
+            group.end > group.start && self.group(group.first + 1).first == group.first
         });
-        if !covers_wide {
-            return;
-        }
         let before = self.group(start - 1);
-        if &self.text[before.start..before.end]
-            == crate::term::rows::SPACER
-                .encode_utf8(&mut [0; 4])
-                .as_bytes()
+        if covers_wide
+            && self.as_str()[before.start..before.end]
+                .chars()
+                .eq([crate::term::rows::SPACER])
         {
             self.text.splice(before.start..before.end, [b' ']);
         }

@@ -59,6 +59,17 @@ impl Row {
         }
     }
 
+    /// The row as a line reads ([`visible`]): a row of one-byte characters only, the
+    /// common case, holds no [`SPACER`] and is not searched.
+    fn line_text(&self) -> std::borrow::Cow<'_, str> {
+        let text = std::str::from_utf8(&self.text).expect("rows hold whole characters");
+        if self.text.len() == self.cells {
+            std::borrow::Cow::Borrowed(text)
+        } else {
+            visible(text)
+        }
+    }
+
     /// The cells its screen rows take: its height comes from it.
     pub(crate) fn extent(&self) -> usize {
         self.cells.max(self.span)
@@ -98,7 +109,7 @@ impl Row {
     /// The row as a line, in a spare string if there is one; it is delivered from now on.
     fn deliver(&mut self, out: &mut Rendered) {
         if self.unread() {
-            emit(&self.text, out);
+            emit(&self.line_text(), out);
         }
         self.state = RowState::Shown;
     }
@@ -106,8 +117,10 @@ impl Row {
     /// The row, which leaves the window, as a line if it was not delivered as it reads.
     fn leave(self, out: &mut Rendered) {
         if self.unread() {
+            // As `line_text`, without a copy.
+            let plain = self.text.len() == self.cells;
             let mut text = String::from_utf8(self.text).expect("rows hold whole characters");
-            if text.contains(SPACER) {
+            if !plain && text.contains(SPACER) {
                 text = text.replace(SPACER, "");
             }
             out.lines.push(text);
@@ -130,11 +143,10 @@ pub(crate) fn visible(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// Puts a copy of `text` into `out` as a completed line.
-pub(crate) fn emit(text: &[u8], out: &mut Rendered) {
-    let text = std::str::from_utf8(text).expect("rows hold whole characters");
+fn emit(text: &str, out: &mut Rendered) {
     let mut line = out.spare.pop().unwrap_or_default();
     line.clear();
-    line.push_str(&visible(text));
+    line.push_str(text);
     out.lines.push(line);
 }
 

@@ -233,9 +233,18 @@ impl Emulator {
 
     /// The text of grid line `line` (negative: scrolled out), as [`row_text`](Self::row_text).
     fn text_of(&self, line: Line) -> String {
+        let mut text = String::with_capacity(usize::from(self.cols));
+        self.push_text(line, &mut text);
+        let trimmed = text.trim_end_matches(' ').len();
+        text.truncate(trimmed);
+        text
+    }
+
+    /// Appends the characters of grid line `line` to `text`: a wide character once (its
+    /// spacer cells are skipped), combining characters after their base.
+    fn push_text(&self, line: Line, text: &mut String) {
         let grid = self.term.grid();
         let line = &grid[line];
-        let mut text = String::with_capacity(usize::from(self.cols));
         for col in 0..grid.columns() {
             let cell = &line[Column(col)];
             if cell
@@ -249,9 +258,6 @@ impl Emulator {
                 text.extend(zero_width);
             }
         }
-        let trimmed = text.trim_end_matches(' ').len();
-        text.truncate(trimmed);
-        text
     }
 
     /// Where the cursor is.
@@ -316,19 +322,7 @@ impl Emulator {
         let mut line = String::new();
         for index in -kept..i32::from(self.rows) {
             let row = &grid[Line(index)];
-            for col in 0..grid.columns() {
-                let cell = &row[Column(col)];
-                if cell
-                    .flags
-                    .intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER)
-                {
-                    continue;
-                }
-                line.push(cell.c);
-                if let Some(zero_width) = cell.zerowidth() {
-                    line.extend(zero_width);
-                }
-            }
+            self.push_text(Line(index), &mut line);
             let oldest = usize::try_from(index + kept).expect("from the oldest row on");
             if cuts.contains(&oldest)
                 || !row[Column(grid.columns() - 1)]

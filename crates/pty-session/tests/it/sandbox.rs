@@ -431,30 +431,42 @@ async fn vim_and_git_add_p_settle_in_a_sandbox() {
     pty.shutdown().await;
 }
 
-#[tokio::test]
-async fn close_of_a_sandboxed_tree_leaves_no_survivor() {
-    let (pty, owner) = service();
-    let dir = TempDir::new("sbx-kill");
+/// Opens `command` in a workspace sandbox in `dir`, unsettled, with `$F` naming a file
+/// where it records the pids of what it starts; waits for `count` of them and returns
+/// them as this test sees them (they wrote their pids in the sandbox's PID namespace).
+async fn open_recording_sandboxed(
+    pty: &pty_session::PtyService,
+    owner: &pty_session::Owner,
+    command: &str,
+    dir: &TempDir,
+    count: usize,
+) -> (pty_session::Opened, Vec<i32>) {
     let file = dir.0.join("pids");
-    let command = r#"trap '' HUP TERM; echo $$ >> "$F"
-setsid sh -c 'echo $$ >> "$F"; exec sleep 1002' &
-( sh -c 'echo $$ >> "$F"; exec sleep 1004' & )
-setsid sh -c '( sh -c "trap \"\" HUP TERM; echo \$\$ >> \"\$F\"; sleep 1005; :" & )' &
-sleep 1000"#;
     let request = OpenRequest::new(command)
         .cwd(&dir.0)
         .env("F", file.to_str().unwrap())
         .sandbox(Sandbox::Workspace)
         .settle(pty_session::Settle::None);
-    let opened = open(&pty, &owner, request).await;
+    let opened = open(pty, owner, request).await;
     eventually("all pids recorded", Duration::from_secs(10), || {
-        read_pids(&file).len() == 4
+        read_pids(&file).len() == count
     })
     .await;
-    // They wrote their pids in the sandbox's PID namespace; these are the same processes
-    // as this test sees them.
     let pids = outside_pids(opened.pid as i32, &read_pids(&file));
-    assert_eq!(pids.len(), 4, "{pids:?}");
+    assert_eq!(pids.len(), count, "{pids:?}");
+    (opened, pids)
+}
+
+#[tokio::test]
+async fn close_of_a_sandboxed_tree_leaves_no_survivor() {
+    let (pty, owner) = service();
+    let dir = TempDir::new("sbx-kill");
+    let command = r#"trap '' HUP TERM; echo $$ >> "$F"
+setsid sh -c 'echo $$ >> "$F"; exec sleep 1002' &
+( sh -c 'echo $$ >> "$F"; exec sleep 1004' & )
+setsid sh -c '( sh -c "trap \"\" HUP TERM; echo \$\$ >> \"\$F\"; sleep 1005; :" & )' &
+sleep 1000"#;
+    let (opened, pids) = open_recording_sandboxed(&pty, &owner, command, &dir, 4).await;
     assert!(pids.iter().all(|&pid| alive(pid)));
     assert!(pty.close(&owner, &opened.session_id).await.unwrap());
     let survivors: Vec<_> = pids.iter().copied().filter(|&pid| alive(pid)).collect();
@@ -660,23 +672,11 @@ async fn ctrl_c_stops_a_sandboxed_command_that_waits_for_input() {
 async fn a_sandboxed_tree_dies_with_its_shim() {
     let (pty, owner) = service();
     let dir = TempDir::new("sbx-shim-dies");
-    let file = dir.0.join("pids");
     let command = r#"echo $$ >> "$F"
 setsid sh -c 'trap "" HUP TERM; echo $$ >> "$F"; exec sleep 1001' &
 ( sh -c 'echo $$ >> "$F"; exec sleep 1002' & )
 sleep 1000"#;
-    let request = OpenRequest::new(command)
-        .cwd(&dir.0)
-        .env("F", file.to_str().unwrap())
-        .sandbox(Sandbox::Workspace)
-        .settle(pty_session::Settle::None);
-    let opened = open(&pty, &owner, request).await;
-    eventually("all pids recorded", Duration::from_secs(10), || {
-        read_pids(&file).len() == 3
-    })
-    .await;
-    let mut pids = outside_pids(opened.pid as i32, &read_pids(&file));
-    assert_eq!(pids.len(), 3, "{pids:?}");
+    let (opened, mut pids) = open_recording_sandboxed(&pty, &owner, command, &dir, 3).await;
     let init = outside_pids(opened.pid as i32, &[1]);
     assert_eq!(init.len(), 1, "the init: {init:?}");
     pids.extend(&init);
