@@ -289,8 +289,8 @@ mod tests {
         std::os::unix::fs::symlink(open.join("token"), dir.join("token")).unwrap();
         let err = format!("{:#}", check_secret_file(&dir.join("token")).unwrap_err());
         assert!(
-            err.contains("-> ") && err.contains("writable by others"),
-            "{err}"
+            err.contains("open is writable by others"),
+            "the link's target's directory: {err}"
         );
         std::fs::remove_dir_all(dir).unwrap();
     }

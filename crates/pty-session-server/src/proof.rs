@@ -150,7 +150,8 @@ pub async fn identified(authority: &str, token: &str) -> anyhow::Result<TcpStrea
         let (stream, proofs) = ask(stream, authority, &nonce).await?;
         if !verify(token.as_bytes(), &nonce, addr, &proofs) {
             bail!(
-                "none of its {} proofs is of your token",
+                "it answered {} proofs, none for your token and this address (a serve with \
+                 other tokens, or a relay to one)",
                 proofs.proofs.len()
             );
         }
