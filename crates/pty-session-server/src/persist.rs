@@ -2,7 +2,9 @@
 //! server that holds the sessions, so that they outlive the client that opened them.
 //!
 //! The background server listens on a Unix socket in [`socket_dir`] (0700; the socket
-//! 0600) and serves only peers of its own user (`SO_PEERCRED`), and none more confined
+//! 0600) and serves only peers of its own user (`SO_PEERCRED`); its clients (`mcp
+//! --persist`, `ls`, `attach`, `stop`) likewise trust the directory and the server only
+//! by [`crate::ownership`]'s rule, before they say anything. It serves none more confined
 //! than itself, such as a process of a sandboxed session ([`crate::persist_peer`]: by the
 //! peer's own `no_new_privs`, seccomp and namespaces). Each connection starts
 //! with one JSON line, a [`Hello`]: `mcp` (the server answers [`ACK`], then MCP lines go

@@ -514,6 +514,26 @@ async fn ls_attach_and_stop_refuse_a_socket_in_another_users_directory() {
         heard += 1;
     }
     assert_eq!(heard, 0, "nothing connected to the socket");
+    drop(listener);
+    let _ = std::fs::remove_dir_all(&runtime);
+
+    // The runtime directory above it of another user: they could swap the directory.
+    let runtime = scratch("trust-foreign-runtime");
+    let dir = runtime.join("pty-session");
+    std::fs::create_dir(&dir).unwrap();
+    chmod(&dir, 0o700);
+    let listener = std::os::unix::net::UnixListener::bind(dir.join("persist.sock")).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    chown_other(&runtime);
+    assert_people_refuse(
+        &runtime,
+        &[runtime.to_str().unwrap(), &format!("uid {OTHER_UID}")],
+    )
+    .await;
+    assert!(
+        listener.accept().is_err(),
+        "nothing connected to the socket"
+    );
     let _ = std::fs::remove_dir_all(runtime);
 }
 
