@@ -51,6 +51,16 @@ fn private(name: &str) -> PathBuf {
     dir
 }
 
+/// Removes the scratch directory of `inside`, a path [`private`] or [`token_file`] made.
+fn remove_scratch(inside: &Path) {
+    let scratch = inside
+        .ancestors()
+        .find(|dir| dir.file_name().is_some_and(|name| name == "private"))
+        .and_then(Path::parent)
+        .expect("a path under a private directory");
+    let _ = std::fs::remove_dir_all(scratch);
+}
+
 /// A token file of this user, 0600, in a private directory.
 fn token_file(name: &str) -> PathBuf {
     let path = private(name).join("token");
@@ -148,6 +158,7 @@ async fn serve_refuses_a_planted_token_file_and_never_uses_its_token() {
         planted,
         "the planted file is left as it was, for the person to look at"
     );
+    remove_scratch(&file);
 
     // Where serve looks by default, with the whole directory planted by ptytest.
     let runtime = scratch("trust-planted-runtime");
@@ -195,6 +206,7 @@ async fn serve_refuses_a_tokens_file_another_user_could_have_written() {
         &[file.to_str().unwrap(), "writable by others"],
     );
     if !root("a tokens file of another user") {
+        remove_scratch(&file);
         return;
     }
     chmod(&file, 0o600);
@@ -207,6 +219,7 @@ async fn serve_refuses_a_tokens_file_another_user_could_have_written() {
         &refused,
         &[file.to_str().unwrap(), &format!("uid {OTHER_UID}")],
     );
+    remove_scratch(&file);
 }
 
 #[tokio::test]
@@ -335,6 +348,7 @@ async fn ls_and_attach_send_no_token_to_a_squatter() {
         "it was asked for a proof: {}",
         squatter.heard()
     );
+    remove_scratch(&token);
 }
 
 /// The person's `serve` is down and something else took its port: plain `ls` and
@@ -460,6 +474,7 @@ async fn a_relay_to_the_real_server_gets_no_token() {
     ls.arg(&token);
     let (status, said) = bounded(ls).await;
     assert!(status.is_some_and(|s| s.success()), "{said}");
+    remove_scratch(&token);
 }
 
 /// A runtime directory for `ls`, `attach` and `stop`, with a `serve` URL where nothing
@@ -643,6 +658,7 @@ async fn a_token_file_of_another_user_is_not_read_by_ls() {
         &[token.to_str().unwrap(), "writable by others"],
     );
     if !root("a token file of another user") {
+        remove_scratch(&token);
         return;
     }
     chmod(&token, 0o600);
@@ -659,4 +675,5 @@ async fn a_token_file_of_another_user_is_not_read_by_ls() {
         &bounded(ls).await,
         &[token.to_str().unwrap(), &format!("uid {OTHER_UID}")],
     );
+    remove_scratch(&token);
 }
