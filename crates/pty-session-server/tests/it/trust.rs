@@ -677,3 +677,50 @@ async fn a_token_file_of_another_user_is_not_read_by_ls() {
     );
     remove_scratch(&token);
 }
+
+/// The challenge needs no token and answers one proof per token (64 hex digits); it opens
+/// nothing else: the API and `/mcp` still need the token.
+#[tokio::test]
+async fn the_challenge_answers_without_a_token_and_opens_nothing_else() {
+    let dir = private("trust-challenge");
+    let tokens = tokens_file(
+        &dir,
+        &[("alice", TOKEN), ("bob", "trust-bob-token-9876543210")],
+    );
+    let server = http_server(&["--tokens", tokens.to_str().unwrap()], &[]).await;
+    let nonce = "ab".repeat(32);
+    let answer = raw_request_to(
+        server.addr,
+        "GET",
+        &format!("/api/identify?nonce={nonce}"),
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    let proofs: serde_json::Value = serde_json::from_str(&answer.body).unwrap();
+    let proofs = proofs["proofs"].as_array().unwrap();
+    assert_eq!(proofs.len(), 2, "{answer:?}");
+    assert!(
+        proofs
+            .iter()
+            .all(|p| p.as_str().is_some_and(|p| p.len() == 64)),
+        "{answer:?}"
+    );
+    assert!(!answer.body.contains(TOKEN), "{answer:?}");
+    assert_eq!(
+        answer.header("cache-control"),
+        Some("no-store"),
+        "{answer:?}"
+    );
+    for bad in ["", "?nonce=", "?nonce=abc", "?nonce=zz"] {
+        let answer =
+            raw_request_to(server.addr, "GET", &format!("/api/identify{bad}"), &[], "").await;
+        assert_eq!(answer.status, 400, "{bad}: {answer:?}");
+    }
+    let listed = raw_request_to(server.addr, "GET", "/api/sessions", &[], "").await;
+    assert_eq!(listed.status, 401, "{listed:?}");
+    let mcp = raw_post(server.addr, &[], INITIALIZE).await;
+    assert_eq!(mcp.status, 401, "{mcp:?}");
+    remove_scratch(&dir);
+}
