@@ -86,8 +86,14 @@ impl Targets {
         // Another session, and its recording, under /tmp as recordDir defaults go nowhere
         // else on most machines.
         let recordings = TempDir::new("escape-recordings");
+        // A token file in a hidden directory inside the workspace, where a sandbox may
+        // write all around it.
+        let secret = base.0.join("work/secret");
+        std::fs::create_dir_all(&secret).unwrap();
+        std::fs::write(secret.join("token"), "secret-token\n").unwrap();
         let mut config = Config::default();
         config.record_dir = Some(recordings.0.clone());
+        config.sandbox_hidden = vec![secret];
         let pty = PtyService::new(config);
         let other = open(
             &pty,
@@ -240,6 +246,8 @@ probe unix-socket "$PY" -c 'import socket, sys; socket.socket(socket.AF_UNIX).co
 probe tmpdir-from-call test "$TMPDIR" = /
 probe write-root touch "$ROOT_FILE"
 probe other-recordings test -e "$RECDIR"
+probe hidden-secret grep -q secret-token secret/token
+probe hidden-replaced sh -c 'mv secret secret.moved && grep -q secret-token secret.moved/token; mv secret.moved secret'
 probe run-sockets sh -c '[ -n "$(ls -A /run/user /run/*.sock 2>/dev/null)" ]'
 # Root powers kept.
 probe cap-effective sh -c '! grep -qE "^CapEff:[[:space:]]+0+$" /proc/self/status'
@@ -287,6 +295,8 @@ const CONTROL: &[&str] = &[
     "tmpdir-from-call",
     "write-root",
     "other-recordings",
+    "hidden-secret",
+    "hidden-replaced",
     "cap-effective",
     "cap-bounding",
     "keyring",
