@@ -147,14 +147,16 @@ pub mod bench {
             }
         }
 
-        /// One look: `"input"`, `"soon"` (input wait with a short timer), `"working"`,
-        /// `"remote"` (the terminal and an outside source), `"cannot tell"`, or `"gone"`.
+        /// One look: `"input"`, `"soon"` (input wait with a short timer), `"timed"` (input
+        /// wait with a longer timer), `"working"`, `"remote"` (the terminal and an outside
+        /// source), `"cannot tell"`, or `"gone"`.
         pub fn look(&mut self) -> &'static str {
             match self.probe.sample(&self.members).map(|s| s.verdict) {
                 Some(crate::blocked::Verdict::Input) => "input",
                 Some(crate::blocked::Verdict::Working) => "working",
                 Some(crate::blocked::Verdict::CannotTell) => "cannot tell",
                 Some(crate::blocked::Verdict::Soon(_)) => "soon",
+                Some(crate::blocked::Verdict::Timed) => "timed",
                 Some(crate::blocked::Verdict::Remote) => "remote",
                 None => "gone",
             }

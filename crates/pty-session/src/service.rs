@@ -315,7 +315,8 @@ impl PtyService {
         }
         // The copy is overwritten however the call ends, like the request's own data.
         let bytes = zeroize::Zeroizing::new(bytes);
-        let base = Baseline::before_send(&session, bytes.last() == Some(&b'\r'));
+        let base = Baseline::before_send(&session, bytes.last() == Some(&b'\r'))
+            .typed(&session, &plan, &bytes);
         let mut probe = session.probe();
         session.mark_write(&mut probe);
         let timeout = plan.deadline().duration_since(start);

@@ -152,10 +152,20 @@ impl State {
     /// deliver now, counted on from the last line's number (`from` may be among them):
     /// the text a wait for a pattern looks at, besides the pending line.
     pub(crate) fn lines_from(&self, from: u64) -> impl Iterator<Item = &str> {
+        self.fixed_lines_from(from).chain(self.open_rows_from(from))
+    }
+
+    /// The completed lines numbered `from..` still kept: [`lines_from`](Self::lines_from)
+    /// without the window's open rows.
+    pub(crate) fn fixed_lines_from(&self, from: u64) -> impl Iterator<Item = &str> {
+        self.scrollback.lines_from(from)
+    }
+
+    /// The window's rows a read would deliver now, not yet numbered lines, from the one
+    /// that will be line `from` (the first of them when `from` is not past the lines).
+    pub(crate) fn open_rows_from(&self, from: u64) -> impl Iterator<Item = &str> {
         let rows = from.saturating_sub(self.scrollback.line_end());
-        self.scrollback
-            .lines_from(from)
-            .chain(self.renderer.unread_rows().skip(rows as usize))
+        self.renderer.unread_rows().skip(rows as usize)
     }
 
     /// The number the next line will have once the rows a read would deliver now are

@@ -31,9 +31,11 @@ pub(crate) struct TaskWait {
     /// Other processes of the foreground group at the far end of a pipe or socket it
     /// waits on: it waits for the person only if they do.
     pub(crate) peers: Vec<i32>,
-    /// Its wait ends by itself within this time, at most [`SOON`]: a program that will act
-    /// when its timer fires (node awaiting a timer, bash `read -t`, a program reading the
-    /// answer to its terminal query, vim waiting out a key's sequence).
+    /// Its wait ends by itself within this time (`None`: it waits for ever): a program
+    /// that will act when its timer fires (node awaiting a timer, bash `read -t`, a
+    /// program reading the answer to its terminal query, vim waiting out a key's
+    /// sequence, htop's refresh). Timers of at most [`SOON`] make the wait not yet input
+    /// wait; longer ones still count as waits, but not where the caller waits for `until`.
     pub(crate) timer: Option<std::time::Duration>,
 }
 
@@ -239,9 +241,9 @@ impl<'a> Context<'a> {
                 None => wait.unknown = true,
             }
             wait.timer = if nr == nr::POLL {
-                arg(2).and_then(short_ms)
+                arg(2).and_then(timeout_ms)
             } else {
-                arg(2).and_then(|at| short_timespec(pid, at, 1_000_000_000))
+                arg(2).and_then(|at| timespec_at(pid, at, 1_000_000_000))
             };
         } else if nr == nr::SELECT || nr == nr::PSELECT6 {
             let Some(count) = arg(0) else {
@@ -267,16 +269,16 @@ impl<'a> Context<'a> {
             } else {
                 1_000_000_000
             };
-            wait.timer = arg(4).and_then(|at| short_timespec(pid, at, per_second));
+            wait.timer = arg(4).and_then(|at| timespec_at(pid, at, per_second));
         } else if nr::EPOLL.contains(&nr) {
             let Some(epfd) = arg(0) else {
                 return TaskWait::unknown();
             };
             self.epoll(pid, epfd as i32, &mut wait, 0);
             wait.timer = if nr == libc::SYS_epoll_pwait2 {
-                arg(3).and_then(|at| short_timespec(pid, at, 1_000_000_000))
+                arg(3).and_then(|at| timespec_at(pid, at, 1_000_000_000))
             } else {
-                arg(3).and_then(short_ms)
+                arg(3).and_then(timeout_ms)
             };
         } else {
             // Any other sleep (open on a FIFO, flock, a slow filesystem...) is work.
@@ -631,17 +633,15 @@ fn epoll_entries(info: &str) -> Vec<(i32, u32)> {
         .collect()
 }
 
-/// A timeout in milliseconds (an `int`: negative waits for ever), when it is finite and
-/// at most [`SOON`].
-fn short_ms(ms: u64) -> Option<std::time::Duration> {
+/// A timeout in milliseconds (an `int`: negative waits for ever), when it is finite.
+fn timeout_ms(ms: u64) -> Option<std::time::Duration> {
     let ms = ms as u32 as i32;
-    let timeout = std::time::Duration::from_millis(u64::try_from(ms).ok()?);
-    (timeout <= SOON).then_some(timeout)
+    Some(std::time::Duration::from_millis(u64::try_from(ms).ok()?))
 }
 
 /// The timeout at `address` in `pid`'s memory (a `timespec`, or a `timeval` with
-/// `per_second` 1,000,000; none at address 0: for ever), when it is at most [`SOON`].
-fn short_timespec(pid: i32, address: u64, per_second: u64) -> Option<std::time::Duration> {
+/// `per_second` 1,000,000; none at address 0: for ever).
+fn timespec_at(pid: i32, address: u64, per_second: u64) -> Option<std::time::Duration> {
     if address == 0 {
         return None;
     }
@@ -649,9 +649,10 @@ fn short_timespec(pid: i32, address: u64, per_second: u64) -> Option<std::time::
     let seconds = u64::from_ne_bytes(bytes[..8].try_into().expect("8 bytes"));
     let fraction = u64::from_ne_bytes(bytes[8..].try_into().expect("8 bytes"));
     let nanos = fraction.saturating_mul(1_000_000_000 / per_second);
-    let timeout = std::time::Duration::new(seconds.min(u64::from(u32::MAX)), 0)
-        + std::time::Duration::from_nanos(nanos.min(999_999_999));
-    (timeout <= SOON).then_some(timeout)
+    Some(
+        std::time::Duration::new(seconds.min(u64::from(u32::MAX)), 0)
+            + std::time::Duration::from_nanos(nanos.min(999_999_999)),
+    )
 }
 
 /// Reads `len` bytes of `pid`'s memory at `address`.
@@ -709,6 +710,10 @@ pub(crate) enum Verdict {
     /// Every task sleeps, at least one waits on the terminal, and none waits for
     /// anything but the person (directly or through another member that does).
     Input,
+    /// As [`Input`](Verdict::Input), but every wait on the terminal has a timer, longer
+    /// than [`SOON`]: the program may act by itself then (node awaiting a timer of
+    /// seconds, htop's refresh), so a caller that waits for `until` waits on.
+    Timed,
     /// As [`Input`](Verdict::Input), but a wait on the terminal carries a timer that
     /// fires within this time, and the program acts then by itself: not input wait
     /// until it has fired.
@@ -766,6 +771,7 @@ pub(crate) fn verdict(tasks: &[(i32, TaskWait)]) -> Verdict {
     let mut remote = false;
     let mut soon: Option<std::time::Duration> = None;
     let mut untimed = false;
+    let mut forever = false;
     for (_, wait) in tasks {
         let peers_work = wait.peers.iter().any(|p| !waiting.contains(p));
         let elsewhere = wait.outside || peers_work;
@@ -776,8 +782,10 @@ pub(crate) fn verdict(tasks: &[(i32, TaskWait)]) -> Verdict {
         remote |= wait.terminal && wait.outside;
         if wait.terminal {
             match wait.timer {
-                Some(timer) => soon = soon.max(Some(timer)),
-                None => untimed = true,
+                Some(timer) if timer <= SOON => soon = soon.max(Some(timer)),
+                // A long timer is a wait like any other here, but not for ever.
+                Some(_) => untimed = true,
+                None => (untimed, forever) = (true, true),
             }
         }
         any_terminal |= wait.terminal;
@@ -792,8 +800,10 @@ pub(crate) fn verdict(tasks: &[(i32, TaskWait)]) -> Verdict {
         && !untimed
     {
         Verdict::Soon(timer)
-    } else {
+    } else if forever {
         Verdict::Input
+    } else {
+        Verdict::Timed
     }
 }
 
@@ -926,6 +936,51 @@ mod tests {
                 Verdict::Input,
             ),
             (
+                "node awaiting a timer of seconds: a wait, with a timer",
+                vec![(
+                    1,
+                    TaskWait {
+                        timer: Some(ms(3000)),
+                        ..reads.clone()
+                    },
+                )],
+                Verdict::Timed,
+            ),
+            (
+                "a short timer beside a long one: the long one is the reader",
+                vec![
+                    (
+                        1,
+                        TaskWait {
+                            timer: Some(ms(100)),
+                            ..reads.clone()
+                        },
+                    ),
+                    (
+                        1,
+                        TaskWait {
+                            timer: Some(ms(1500)),
+                            ..reads.clone()
+                        },
+                    ),
+                ],
+                Verdict::Timed,
+            ),
+            (
+                "a long timer beside a reader for ever: input",
+                vec![
+                    (1, reads.clone()),
+                    (
+                        1,
+                        TaskWait {
+                            timer: Some(ms(8000)),
+                            ..reads.clone()
+                        },
+                    ),
+                ],
+                Verdict::Input,
+            ),
+            (
                 "the longest of two short timers",
                 vec![
                     (
@@ -1049,11 +1104,11 @@ mod tests {
     }
 
     #[test]
-    fn short_timeouts() {
-        assert_eq!(short_ms(100), Some(ms(100)));
-        assert_eq!(short_ms(0), Some(ms(0)));
-        assert_eq!(short_ms(0xffff_ffff), None, "-1: for ever");
-        assert_eq!(short_ms(8095), None);
+    fn timeouts_are_read_as_given() {
+        assert_eq!(timeout_ms(100), Some(ms(100)));
+        assert_eq!(timeout_ms(0), Some(ms(0)));
+        assert_eq!(timeout_ms(0xffff_ffff), None, "-1: for ever");
+        assert_eq!(timeout_ms(8095), Some(ms(8095)));
         let me = std::process::id() as i32;
         let timespec = |s: u64, ns: u64| {
             let mut b = s.to_ne_bytes().to_vec();
@@ -1063,11 +1118,11 @@ mod tests {
         let short = timespec(0, 100_000_000);
         let long = timespec(4, 0);
         let at = |b: &Vec<u8>| b.as_ptr() as u64;
-        assert_eq!(short_timespec(me, at(&short), 1_000_000_000), Some(ms(100)));
-        assert_eq!(short_timespec(me, at(&long), 1_000_000_000), None);
-        assert_eq!(short_timespec(me, 0, 1_000_000_000), None);
+        assert_eq!(timespec_at(me, at(&short), 1_000_000_000), Some(ms(100)));
+        assert_eq!(timespec_at(me, at(&long), 1_000_000_000), Some(ms(4000)));
+        assert_eq!(timespec_at(me, 0, 1_000_000_000), None);
         let timeval = timespec(0, 500_000);
-        assert_eq!(short_timespec(me, at(&timeval), 1_000_000), Some(ms(500)));
+        assert_eq!(timespec_at(me, at(&timeval), 1_000_000), Some(ms(500)));
     }
 
     #[test]

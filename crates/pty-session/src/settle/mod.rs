@@ -33,9 +33,11 @@ use crate::term::prompt::PromptShape;
 use crate::timer::FineTimer;
 use crate::{Error, Result, Settle, SettleReason};
 
+mod echo;
 pub(crate) mod progress;
 mod settler;
 
+use echo::Echo;
 use settler::TICK;
 pub(crate) use settler::{GroupLook, Next, Seen, Settler};
 
@@ -102,6 +104,8 @@ pub(crate) struct Baseline {
     prompt: Option<PromptShape>,
     /// The prompt counts only after a line completed since (the command's echo): a send.
     prompt_after_line: bool,
+    /// What the send typed, whose echo `until` does not see.
+    echo: Echo,
 }
 
 impl Baseline {
@@ -114,6 +118,7 @@ impl Baseline {
             output_seq: Some(state.output_seq),
             prompt: Some(PromptShape::any()),
             prompt_after_line: false,
+            echo: Echo::default(),
         }
     }
 
@@ -132,7 +137,18 @@ impl Baseline {
             output_seq: Some(state.output_seq),
             prompt,
             prompt_after_line: true,
+            echo: Echo::default(),
         }
+    }
+
+    /// `until` does not see the echo of `typed`, what the send writes (only where the
+    /// plan has an `until`: no copy of the data is kept otherwise).
+    pub(crate) fn typed(mut self, session: &Session, plan: &Plan, typed: &[u8]) -> Baseline {
+        if plan.until.is_some() {
+            let state = session.state();
+            self.echo = Echo::of(typed, state.lines_end(), &state.pending());
+        }
+        self
     }
 
     /// Taken when a tail starts to wait: nothing is written, so the unread lines and the
@@ -145,6 +161,7 @@ impl Baseline {
             output_seq: None,
             prompt: None,
             prompt_after_line: false,
+            echo: Echo::default(),
         }
     }
 }
@@ -155,7 +172,7 @@ impl Baseline {
 pub(crate) async fn settle(
     session: &Session,
     plan: &Plan,
-    base: Baseline,
+    mut base: Baseline,
     mut probe: GroupProbe,
     cancel: Option<&CancellationToken>,
 ) -> Result<SettleReason> {
@@ -165,6 +182,7 @@ pub(crate) async fn settle(
     let mut changes = session.subscribe();
     let mut settler = Settler::new(plan, session.input_wait_supported, Instant::now());
     let mut checked = base.line_mark;
+    let mut echo = std::mem::take(&mut base.echo);
     let never = CancellationToken::new();
     let cancel = cancel.unwrap_or(&never);
     // Made at the first fine sleep; without it the driver falls back to ticks.
@@ -176,13 +194,21 @@ pub(crate) async fn settle(
         let mut seen = {
             let state = session.state();
             let matched = plan.until.as_ref().is_some_and(|until| {
-                // The rows still open are looked at each time: the program may redraw
-                // them until they are read.
-                let matched = state.lines_from(checked).any(|l| until.is_match(l))
-                    || (base.output_seq != Some(state.output_seq)
-                        && until.is_match(&state.pending()));
+                // Lines are looked at without the echo of what the send typed, once each
+                // (the echo expected next advances over them); the rows still open and
+                // the pending line each time, with a copy of what is expected: the
+                // program may redraw them until they are read.
+                let fixed = (checked.max(state.line_begin())..)
+                    .zip(state.fixed_lines_from(checked))
+                    .any(|(n, l)| until.is_match(&echo.strip(n, l)));
+                let mut ahead = echo.clone();
+                let open = (checked.max(state.line_end())..)
+                    .zip(state.open_rows_from(checked))
+                    .any(|(n, l)| until.is_match(&ahead.strip(n, l)));
+                let pending = base.output_seq != Some(state.output_seq)
+                    && until.is_match(&ahead.strip_pending(state.lines_end(), &state.pending()));
                 checked = state.line_end();
-                matched
+                fixed || open || pending
             });
             // A full screen has no prompt line: quiet ends the settle there.
             settler.prompt_known = base.prompt.is_some() && !state.in_alt_screen();
@@ -275,17 +301,18 @@ fn look(session: &Session, probe: &mut GroupProbe, lookup: Lookup) -> GroupLook 
         Verdict::Soon(within) => GroupLook::Soon(within),
         // Output unread by the service, or input unread by the program (not scheduled
         // yet, or not even handed the input): about to run, not waiting.
-        Verdict::Input
+        Verdict::Input | Verdict::Timed
             if crate::pty::output_unread(master)
                 || crate::pty::input_unread(master) == Some(true) =>
         {
             GroupLook::Working
         }
-        Verdict::Input => GroupLook::Input {
+        Verdict::Input | Verdict::Timed => GroupLook::Input {
             runs,
             ran_since_write: session
                 .last_write()
                 .is_none_or(|mark| mark.group != Some((pgrp, runs))),
+            timed: verdict == Verdict::Timed,
         },
     }
 }

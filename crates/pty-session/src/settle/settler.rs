@@ -70,6 +70,9 @@ pub(crate) enum GroupLook {
         /// It ran since the last write into the terminal (or nothing was written), so it
         /// has seen that write.
         ran_since_write: bool,
+        /// Every wait on the terminal has a timer (longer than a short one): the program
+        /// may act by itself when it fires, so a caller waiting for `until` waits on.
+        timed: bool,
     },
 }
 
@@ -333,11 +336,18 @@ impl Settler {
         let GroupLook::Input {
             runs,
             ran_since_write,
+            timed,
         } = group
         else {
             self.candidate = None;
             return false;
         };
+        // Given `until`, only a program that nothing but the person can wake ends the
+        // call by input: one whose wait has a timer may still print the match.
+        if timed && self.until {
+            self.candidate = None;
+            return false;
+        }
         // Input written to the terminal must have reached the program: it ran since, or
         // nothing woke it for a while.
         let saw_write = ran_since_write
@@ -414,6 +424,7 @@ mod tests {
         GroupLook::Input {
             runs: 7,
             ran_since_write: true,
+            timed: false,
         }
     }
 
@@ -605,6 +616,7 @@ mod tests {
         let world = World::new(|t| GroupLook::Input {
             runs: t.as_micros() as u64,
             ran_since_write: true,
+            timed: false,
         });
         let (reason, at, _) = play(&world, SettleOptions::default());
         assert_eq!(reason, SettleReason::Input);
@@ -626,11 +638,62 @@ mod tests {
         let mut world = World::new(|_| GroupLook::Input {
             runs: 7,
             ran_since_write: false,
+            timed: false,
         });
         world.write = Some(Duration::ZERO);
         let (reason, at, _) = play(&world, SettleOptions::default());
         assert_eq!(reason, SettleReason::Input);
         assert!(at >= NO_WAKE && at < NO_WAKE + ms(2), "{at:?}");
+    }
+
+    /// node awaiting a 3 s timer: it waits on the terminal with a timer of seconds.
+    fn awaits(_: Duration) -> GroupLook {
+        GroupLook::Input {
+            runs: 7,
+            ran_since_write: true,
+            timed: true,
+        }
+    }
+
+    #[test]
+    fn until_outlasts_a_wait_with_a_timer_and_ends_at_its_match() {
+        let mut world = World::new(awaits);
+        world.outputs = vec![ms(3000)];
+        world.matched = Some(ms(3000));
+        let options = SettleOptions {
+            until: Some("^4500$".into()),
+            timeout: Some(ms(10_000)),
+            ..SettleOptions::default()
+        };
+        let (reason, at, _) = play(&world, options);
+        assert_eq!((reason, at), (SettleReason::Match, ms(3000)));
+        // Without `until` the same wait is input wait, as before.
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Input);
+        assert!(at < ms(1), "{at:?}");
+    }
+
+    #[test]
+    fn until_still_ends_by_input_where_only_the_person_can_wake_the_program() {
+        // `input('name? ')` with an `until` that never comes.
+        let world = World::new(input);
+        let options = SettleOptions {
+            until: Some("never".into()),
+            timeout: Some(ms(10_000)),
+            ..SettleOptions::default()
+        };
+        let (reason, at, _) = play(&world, options);
+        assert_eq!(reason, SettleReason::Input);
+        assert!(at < ms(1), "{at:?}");
+        // A timed wait that never prints the match runs to the timeout.
+        let world = World::new(awaits);
+        let options = SettleOptions {
+            until: Some("never".into()),
+            timeout: Some(ms(2_000)),
+            ..SettleOptions::default()
+        };
+        let (reason, at, _) = play(&world, options);
+        assert_eq!((reason, at), (SettleReason::Timeout, ms(2_000)));
     }
 
     #[test]

@@ -227,3 +227,117 @@ async fn a_pipe_reader_is_not_waiting_for_the_user() {
     assert_eq!(opened.settled_by, SettleReason::Exit, "{opened:?}");
     assert_eq!(opened.initial_output.text, "done\n");
 }
+
+/// Sends `data` with `until` and returns how it settled and what it showed.
+async fn send_until(
+    pty: &pty_session::PtyService,
+    owner: &pty_session::Owner,
+    id: &pty_session::SessionId,
+    data: &str,
+    until: &str,
+) -> (SettleReason, String) {
+    let sent = pty
+        .send(
+            owner,
+            id,
+            SendRequest::new(data)
+                .submit(true)
+                .until(until)
+                .timeout(Duration::from_millis(20_000)),
+        )
+        .await
+        .unwrap();
+    (sent.settled_by, sent.delta.text + &sent.pending)
+}
+
+/// node awaiting a timer of seconds waits on the terminal with a timer: given `until`,
+/// the call ends at the value, not at once by input with nothing.
+#[tokio::test]
+async fn until_outlasts_node_awaiting_a_timer() {
+    require("node");
+    let (pty, owner) = service();
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new("node --no-warnings -i").env("NODE_NO_READLINE", "1"),
+    )
+    .await;
+    assert_eq!(opened.settled_by, SettleReason::Input, "{opened:?}");
+    let id = &opened.session_id;
+    let started = Instant::now();
+    let (reason, shown) = send_until(
+        &pty,
+        &owner,
+        id,
+        "await new Promise(r => setTimeout(() => r(4500), 1500))",
+        "^4500$",
+    )
+    .await;
+    assert_eq!(reason, SettleReason::Match, "{shown}");
+    assert!(started.elapsed() >= Duration::from_millis(1400), "{shown}");
+    assert!(shown.lines().any(|line| line == "4500"), "{shown}");
+    // Without `until`, the next step is one reply, as before.
+    let sent = pty
+        .send(&owner, id, SendRequest::new("6 * 7").submit(true))
+        .await
+        .unwrap();
+    assert_eq!(sent.settled_by, SettleReason::Input, "{sent:?}");
+    assert!(sent.delta.text.lines().any(|line| line == "42"), "{sent:?}");
+    pty.shutdown().await;
+}
+
+/// `until` does not match the echo of the command just typed: a shell's, python's.
+#[tokio::test]
+async fn until_does_not_match_the_echo_of_what_was_typed() {
+    let (pty, owner) = service();
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new("bash --norc --noprofile -i").env("PS1", "$ "),
+    )
+    .await;
+    let started = Instant::now();
+    let (reason, shown) = send_until(
+        &pty,
+        &owner,
+        &opened.session_id,
+        "sleep 0.5 && echo DONE",
+        "DONE",
+    )
+    .await;
+    assert_eq!(reason, SettleReason::Match, "{shown}");
+    assert!(started.elapsed() >= Duration::from_millis(400), "{shown}");
+    assert!(shown.lines().any(|line| line == "DONE"), "{shown}");
+    // Typed where nothing echoes, and printed by the program: its print is seen.
+    let (reason, shown) = send_until(
+        &pty,
+        &owner,
+        &opened.session_id,
+        "read -rs -p 'pw: ' x; echo \"[$x]\"",
+        "pw: $",
+    )
+    .await;
+    assert_eq!(reason, SettleReason::Match, "{shown}");
+    let (reason, shown) =
+        send_until(&pty, &owner, &opened.session_id, "hunter2", r"\[hunter2\]").await;
+    assert_eq!(reason, SettleReason::Match, "{shown}");
+    let python = open(
+        &pty,
+        &owner,
+        OpenRequest::new(format!("{} -q -i", python3())).env("PYTHON_BASIC_REPL", "1"),
+    )
+    .await;
+    let started = Instant::now();
+    let (reason, shown) = send_until(
+        &pty,
+        &owner,
+        &python.session_id,
+        "import time; time.sleep(0.8); print('xyzzy')",
+        "xyzzy",
+    )
+    .await;
+    assert_eq!(reason, SettleReason::Match, "{shown}");
+    assert!(started.elapsed() >= Duration::from_millis(700), "{shown}");
+    assert!(shown.lines().any(|line| line == "xyzzy"), "{shown}");
+    pty.shutdown().await;
+}
