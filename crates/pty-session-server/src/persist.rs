@@ -341,16 +341,26 @@ pub async fn sessions() -> anyhow::Result<Option<Vec<ListedSession>>> {
 /// has exited.
 pub async fn stop() -> anyhow::Result<()> {
     let dir = socket_dir()?;
-    let Some(answer) = ask(&Hello::Stop).await? else {
+    let Some(mut stream) = open(&Hello::Stop).await? else {
         println!("no background server runs");
         return Ok(());
     };
+    // The server that answers; a new one may start (and take the lock) as soon as it is
+    // gone, so its end is told by its process, not by the lock alone.
+    let server = rustix::net::sockopt::socket_peercred(&stream)
+        .ok()
+        .map(|cred| cred.pid);
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await?;
     print!("{answer}");
     // The server holds the lock until its process is gone.
     let lock = std::fs::File::open(dir.join(LOCK))
         .with_context(|| format!("cannot open {}", dir.join(LOCK).display()))?;
     let started = Instant::now();
     loop {
+        if server.is_some_and(|pid| !running(pid)) {
+            return Ok(());
+        }
         match rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => return Ok(()),
             Err(rustix::io::Errno::WOULDBLOCK) if started.elapsed() < START_TIMEOUT => {
@@ -359,6 +369,18 @@ pub async fn stop() -> anyhow::Result<()> {
             Err(err) => bail!("the background server did not exit: {err}"),
         }
     }
+}
+
+/// Whether process `pid` still runs: it exists and is not a zombie (a server whose
+/// parent, the client that started it, has not reaped it is gone all the same).
+fn running(pid: rustix::process::Pid) -> bool {
+    std::fs::read_to_string(format!("/proc/{}/stat", pid.as_raw_nonzero()))
+        .ok()
+        .and_then(|stat| {
+            let state = stat.get(stat.rfind(')')? + 2..)?.chars().next()?;
+            Some(!matches!(state, 'Z' | 'X'))
+        })
+        .unwrap_or(false)
 }
 
 /// When the background server has had no session and no client long enough to exit: a
