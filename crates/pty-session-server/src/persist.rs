@@ -39,6 +39,7 @@ use crate::config::PersistSettings;
 use crate::owner::Owners;
 use crate::persist_peer::Refused;
 use crate::refusal::{self, Cause};
+use crate::shown::shown;
 use crate::tools::PtyTools;
 
 /// The socket's name in [`socket_dir`].
@@ -529,8 +530,8 @@ pub async fn serve(
                             }
                         });
                     }
-                    Ok(cred) => tracing::warn!(uid = cred.uid(), "refused a client of another user"),
-                    Err(err) => tracing::warn!(%err, "refused a client whose user cannot be told"),
+                    Ok(cred) => refusal::log(Cause::ForeignUser, None, &format_args!(" (uid {})", cred.uid())),
+                    Err(err) => refusal::log(Cause::UnknownUser, None, &format_args!(" ({err})")),
                 }
             }
             _ = ticks.tick() => {
@@ -564,9 +565,21 @@ pub async fn serve(
 
 impl Server {
     async fn client(self, mut stream: UnixStream) -> anyhow::Result<()> {
-        let hello = tokio::time::timeout(HELLO_TIMEOUT, read_hello(&mut stream))
-            .await
-            .map_err(|_| anyhow!("no first line within {HELLO_TIMEOUT:?}"))??;
+        // A first line that is not a request is a refusal, logged as every refusal is: at
+        // most a line a second, however many connections send one.
+        let hello = match tokio::time::timeout(HELLO_TIMEOUT, read_hello(&mut stream)).await {
+            Ok(Ok(hello)) => hello,
+            Ok(Err(err)) => {
+                let why = format!("{err:#}");
+                refusal::log(Cause::BadHello, None, &format_args!(": {}", shown(&why)));
+                return Ok(());
+            }
+            Err(_) => {
+                let why = format_args!(": no first line within {HELLO_TIMEOUT:?}");
+                refusal::log(Cause::BadHello, None, &why);
+                return Ok(());
+            }
+        };
         match hello {
             Hello::Mcp { owner, cwd } => {
                 if owner.is_empty() {

@@ -39,6 +39,13 @@ pub enum Cause {
     SandboxedPeer,
     /// The background server closed a connection whose process it cannot read.
     UnknownPeer,
+    /// The background server closed a connection from another user.
+    ForeignUser,
+    /// The background server closed a connection whose first line was no request (or
+    /// that sent none in time).
+    BadHello,
+    /// The background server closed a connection whose user it cannot tell.
+    UnknownUser,
 }
 
 impl Cause {
@@ -55,6 +62,9 @@ impl Cause {
             Cause::McpSessionLimit => "mcp-session-limit",
             Cause::SandboxedPeer => "sandboxed-peer",
             Cause::UnknownPeer => "unknown-peer",
+            Cause::ForeignUser => "foreign-user",
+            Cause::BadHello => "bad-hello",
+            Cause::UnknownUser => "unknown-user",
         }
     }
 
@@ -77,6 +87,11 @@ impl Cause {
                 "a sandboxed process (more confined than the server) connected to the background server"
             }
             Cause::UnknownPeer => "a process the background server cannot read connected to it",
+            Cause::ForeignUser => "a process of another user connected to the background server",
+            Cause::BadHello => "a client of the background server sent no request",
+            Cause::UnknownUser => {
+                "a process whose user cannot be told connected to the background server"
+            }
         }
     }
 }
