@@ -30,6 +30,8 @@ pub enum Cause {
     ForeignHost,
     /// 403: an `Origin` that is not loopback.
     ForeignOrigin,
+    /// 431: a request head larger than 64 KiB.
+    HeadTooLarge,
     /// A connection closed at once: every open one was serving an authorized request.
     ConnectionCap,
     /// `SESSION_LIMIT`: the token has all the MCP sessions it may.
@@ -58,6 +60,7 @@ impl Cause {
             Cause::StreamDisplaced => "stream-displaced",
             Cause::ForeignHost => "foreign-host",
             Cause::ForeignOrigin => "foreign-origin",
+            Cause::HeadTooLarge => "head-too-large",
             Cause::ConnectionCap => "connection-cap",
             Cause::McpSessionLimit => "mcp-session-limit",
             Cause::SandboxedPeer => "sandboxed-peer",
@@ -81,6 +84,7 @@ impl Cause {
             }
             Cause::ForeignHost => "403: the Host is not a loopback name",
             Cause::ForeignOrigin => "403: the Origin is not a loopback address",
+            Cause::HeadTooLarge => "431: a request head larger than 64 KiB",
             Cause::ConnectionCap => "a connection closed: every open one serves a request",
             Cause::McpSessionLimit => "SESSION_LIMIT: the token has all the MCP sessions it may",
             Cause::SandboxedPeer => {
