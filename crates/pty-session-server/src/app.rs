@@ -26,6 +26,8 @@ pub const MIME_TYPE: &str = "text/html;profile=mcp-app";
 
 const TEMPLATE: &str = include_str!("../web/app/view.html");
 const VIEW_JS: &str = include_str!("../web/app/view.js");
+/// What the views show and send safely (`shown`, `quietAnswers`), shared with the page.
+const SAFE_JS: &str = include_str!("../web/safe.js");
 
 /// The document, assembled once (the tests assemble it too: it cannot fail here).
 static HTML: LazyLock<String> = LazyLock::new(|| {
@@ -34,6 +36,7 @@ static HTML: LazyLock<String> = LazyLock::new(|| {
         &[
             Inline::style("/*XTERM_CSS*/", XTERM_CSS),
             Inline::script("/*XTERM_JS*/", XTERM_JS),
+            Inline::script("/*SAFE_JS*/", SAFE_JS),
             Inline::script("/*VIEW_JS*/", VIEW_JS),
         ],
     )
