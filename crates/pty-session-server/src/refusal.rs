@@ -91,11 +91,9 @@ impl Cause {
                 "a sandboxed process (more confined than the server) connected to the background server"
             }
             Cause::UnknownPeer => "a process the background server cannot read connected to it",
-            Cause::ForeignUser => "a process of another user connected to the background server",
-            Cause::BadHello => "a client of the background server sent no request",
-            Cause::UnknownUser => {
-                "a process whose user cannot be told connected to the background server"
-            }
+            Cause::ForeignUser => "a client of another user",
+            Cause::BadHello => "a client whose first line is no request",
+            Cause::UnknownUser => "a client whose user cannot be told",
         }
     }
 }
