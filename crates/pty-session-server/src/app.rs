@@ -158,11 +158,17 @@ mod tests {
     #[test]
     fn the_document_assembles() {
         let html = HTML.as_str();
-        for marker in ["/*XTERM_CSS*/", "/*XTERM_JS*/", "/*VIEW_JS*/"] {
+        for marker in [
+            "/*XTERM_CSS*/",
+            "/*XTERM_JS*/",
+            "/*SAFE_JS*/",
+            "/*VIEW_JS*/",
+        ] {
             assert!(!html.contains(marker), "{marker} left in");
         }
         assert!(html.contains(XTERM_JS) && html.contains(VIEW_JS) && html.contains(XTERM_CSS));
-        assert_eq!(html.matches("</script>").count(), 2);
+        assert!(html.contains(SAFE_JS));
+        assert_eq!(html.matches("</script>").count(), 3);
     }
 
     #[test]

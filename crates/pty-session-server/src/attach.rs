@@ -178,7 +178,7 @@ pub async fn sessions(remote: &Remote) -> anyhow::Result<Vec<ListedSession>> {
     if !status.is_success() {
         bail!(
             "the server answered {}",
-            String::from_utf8_lossy(&body).trim()
+            shown(String::from_utf8_lossy(&body).trim())
         );
     }
     serde_json::from_slice(&body).context("the server's list is not the expected JSON")
