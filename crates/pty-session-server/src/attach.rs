@@ -29,14 +29,16 @@ use rustix::termios::{self, OptionalActions, Termios};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
+use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 use tokio_tungstenite::tungstenite::protocol::Role;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::auth;
 use crate::cli::RemoteArgs;
+use crate::ownership;
 use crate::persist::{self, Hello};
+use crate::proof;
 use crate::shown::shown;
 
 /// The key that detaches: Ctrl-] (as in telnet), a byte that programs rarely need.
@@ -91,7 +93,12 @@ impl Remote {
             None => match std::env::var(auth::TOKEN_ENV) {
                 Ok(token) if !token.trim().is_empty() => token.trim().to_owned(),
                 _ => {
-                    let path = auth::default_token_path(port);
+                    let path = auth::default_token_path(port).with_context(|| {
+                        format!(
+                            "no token: give --token-file FILE or set {}",
+                            auth::TOKEN_ENV
+                        )
+                    })?;
                     read_token(&path).with_context(|| {
                         format!(
                             "no token: give --token-file FILE or set {}; the token a `serve` \
@@ -111,7 +118,11 @@ impl Remote {
     }
 }
 
+/// The token in `path`, a file that must pass [`ownership::check_secret_file`]: a token
+/// another user planted would lead this client to their server.
 fn read_token(path: &Path) -> anyhow::Result<String> {
+    ownership::check_secret_file(path)
+        .with_context(|| format!("refusing the token file {}", path.display()))?;
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the token file {}", path.display()))?;
     let token = text.trim();
@@ -150,11 +161,10 @@ pub struct ListedSession {
     pub owner: Option<String>,
 }
 
-/// The token's sessions on the server.
+/// The token's sessions on the server, asked once it proved that it holds the token
+/// ([`proof::identified`]).
 pub async fn sessions(remote: &Remote) -> anyhow::Result<Vec<ListedSession>> {
-    let stream = tokio::net::TcpStream::connect(&remote.authority)
-        .await
-        .with_context(|| format!("cannot connect to {}", remote.authority))?;
+    let stream = proof::identified(&remote.authority, &remote.token).await?;
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
         .context("HTTP handshake failed")?;
@@ -210,10 +220,19 @@ impl<'a> Places<'a> {
 }
 
 fn remote_of(args: &RemoteArgs) -> anyhow::Result<Remote> {
-    Remote::new(
-        args.url.as_deref().unwrap_or(DEFAULT_URL),
-        args.token_file.as_deref(),
-    )
+    match &args.url {
+        Some(url) => Remote::new(url, args.token_file.as_deref()),
+        None => Remote::new(&default_url(), args.token_file.as_deref()),
+    }
+}
+
+/// The `serve` that `ls` and `attach` ask without `--url`: `$PTY_SESSION_URL`, else
+/// [`DEFAULT_URL`].
+pub fn default_url() -> String {
+    std::env::var(URL_ENV)
+        .ok()
+        .filter(|url| !url.trim().is_empty())
+        .unwrap_or_else(|| DEFAULT_URL.to_owned())
 }
 
 /// `pty-session ls`: prints the sessions of `serve` and of the background server, one a
@@ -250,7 +269,7 @@ pub async fn ls(remote: &RemoteArgs, persist_only: bool) -> anyhow::Result<()> {
             rows.extend(sessions.into_iter().map(|s| ("serve".to_owned(), s)));
         }
         Places::Both => {
-            let (authority, _) = authority_of(DEFAULT_URL)?;
+            let (authority, _) = authority_of(&default_url())?;
             if listens(&authority).await {
                 let listed = match remote_of(remote) {
                     Ok(remote) => sessions(&remote).await,
@@ -431,14 +450,12 @@ where
     }
 }
 
-/// A stream of session `id` on the `serve` of `remote`, its hello read.
+/// A stream of session `id` on the `serve` of `remote`, once it proved that it holds the
+/// token ([`proof::identified`]), its hello read.
 async fn serve_stream(
     remote: &Remote,
     id: &str,
-) -> anyhow::Result<(
-    WebSocketStream<MaybeTlsStream<tokio::net::TcpStream>>,
-    (u16, u16),
-)> {
+) -> anyhow::Result<(WebSocketStream<tokio::net::TcpStream>, (u16, u16))> {
     let mut request = format!("ws://{}/api/sessions/{id}/stream", remote.authority)
         .into_client_request()
         .context("cannot build the request")?;
@@ -449,7 +466,8 @@ async fn serve_stream(
             .parse()
             .context("the token is not a header value")?,
     );
-    let (mut socket, _) = match tokio_tungstenite::connect_async(request).await {
+    let stream = proof::identified(&remote.authority, &remote.token).await?;
+    let (mut socket, _) = match tokio_tungstenite::client_async(request, stream).await {
         Ok(connected) => connected,
         Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
             let body = response.body().as_deref().unwrap_or_default();
@@ -514,7 +532,7 @@ pub async fn attach(remote: &RemoteArgs, persist_only: bool, id: &str) -> anyhow
         Places::Persist => unreachable!("answered above"),
         Places::Serve(args) => args,
         Places::Both => {
-            let (authority, _) = authority_of(DEFAULT_URL)?;
+            let (authority, _) = authority_of(&default_url())?;
             if !listens(&authority).await {
                 bail!(
                     "no session {id}: {not_here}, and no `pty-session serve` listens at \
@@ -780,3 +798,7 @@ fn resize_to(cols: u16, rows: u16) -> Message {
 
 /// The default `--url`.
 pub const DEFAULT_URL: &str = "http://127.0.0.1:7717";
+
+/// The environment variable that names the `serve` of `ls` and `attach` without `--url`
+/// (they still ask the background server too).
+pub const URL_ENV: &str = "PTY_SESSION_URL";

@@ -11,6 +11,7 @@ use anyhow::{Context, bail};
 use http::HeaderValue;
 
 use crate::owner::Principal;
+use crate::ownership;
 
 /// The environment variable that holds a single token.
 pub const TOKEN_ENV: &str = "PTY_SESSION_TOKEN";
@@ -53,6 +54,11 @@ impl Tokens {
         self.entries.iter().map(|(p, _)| &*p.0).collect()
     }
 
+    /// Every token, for proofs that the server holds them ([`crate::proof`]).
+    pub(crate) fn secrets(&self) -> impl Iterator<Item = &[u8]> {
+        self.entries.iter().map(|(_, token)| token.as_slice())
+    }
+
     fn add(&mut self, name: &str, token: &str) -> anyhow::Result<()> {
         if name.is_empty()
             || !name
@@ -79,14 +85,17 @@ impl Tokens {
         Ok(())
     }
 
+    /// Reads the `name token` lines of `path`, a file that must pass
+    /// [`ownership::check_secret_file`]: a tokens file another user could have written
+    /// would let them choose a token of this server.
     fn read_file(&mut self, path: &Path) -> anyhow::Result<()> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read tokens file {}", path.display()))?;
-        if let Ok(meta) = std::fs::metadata(path)
-            && meta.permissions().mode() & 0o077 != 0
-        {
+        let meta = ownership::check_secret_file(path)
+            .with_context(|| format!("refusing the tokens file {}", path.display()))?;
+        if meta.permissions().mode() & 0o077 != 0 {
             tracing::warn!(path = %path.display(), "the tokens file is readable by others; chmod 600 it");
         }
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read tokens file {}", path.display()))?;
         let mut any = false;
         for (index, line) in text.lines().enumerate() {
             let line = line.trim();
@@ -110,16 +119,41 @@ impl Tokens {
     /// A fresh random token for principal `default`, written to `path` (mode 0600, in a
     /// directory created 0700) — or the token already there, so that clients keep working
     /// across restarts.
+    ///
+    /// The directory must pass [`ownership::check_secret_dir`], and a file already there is
+    /// reused only if it passes [`ownership::check_secret_file`] and only this user can
+    /// read it: a file another user planted is refused (its token is theirs), one of this
+    /// user that others can read is replaced (its token may have leaked).
     pub fn generated(path: &Path) -> anyhow::Result<Tokens> {
         let mut tokens = Tokens {
             entries: Vec::new(),
         };
-        if let Ok(existing) = std::fs::read_to_string(path)
-            && let Ok(meta) = std::fs::metadata(path)
-            && meta.permissions().mode() & 0o077 == 0
-            && tokens.add(DEFAULT_PRINCIPAL, existing.trim()).is_ok()
-        {
-            return Ok(tokens);
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        ownership::check_secret_dir(dir)
+            .with_context(|| format!("refusing to keep a token in {}", dir.display()))?;
+        match std::fs::symlink_metadata(path) {
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => {
+                return Err(err).with_context(|| format!("cannot read {}", path.display()));
+            }
+            Ok(_) => {
+                let meta = ownership::check_secret_file(path)
+                    .with_context(|| format!("refusing the token file {}", path.display()))?;
+                if meta.permissions().mode() & 0o077 == 0
+                    && let Ok(existing) = std::fs::read_to_string(path)
+                    && tokens.add(DEFAULT_PRINCIPAL, existing.trim()).is_ok()
+                {
+                    return Ok(tokens);
+                }
+            }
         }
         let token = random_token()?;
         write_private(path, &token)?;
@@ -198,17 +232,8 @@ fn random_token() -> anyhow::Result<String> {
 }
 
 /// Writes `token` to `path` so that only the user can read it: the file is created anew
-/// with mode 0600 (never widened by a umask), its directory 0700 if it is missing.
+/// with mode 0600 (never widened by a umask).
 fn write_private(path: &Path, token: &str) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent()
-        && !dir.as_os_str().is_empty()
-    {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-    }
     match std::fs::remove_file(path) {
         Ok(()) => {}
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
@@ -224,17 +249,11 @@ fn write_private(path: &Path, token: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Where a generated token goes by default: under `$XDG_RUNTIME_DIR` (private to the user
-/// and cleared at logout), else under `~/.local/state`, one file per port.
-pub fn default_token_path(port: u16) -> PathBuf {
-    let base = std::env::var_os("XDG_RUNTIME_DIR")
-        .filter(|dir| !dir.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local").join("state"))
-        })
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("pty-session").join(format!("token-{port}"))
+/// Where a generated token goes by default: `token-PORT` in this user's private directory
+/// of pty-session ([`ownership::private_dir`]: under `$XDG_RUNTIME_DIR`, else under
+/// `~/.local/state`); an error without either, never a shared directory.
+pub fn default_token_path(port: u16) -> anyhow::Result<PathBuf> {
+    Ok(ownership::private_dir()?.join(format!("token-{port}")))
 }
 
 #[cfg(test)]

@@ -144,11 +144,12 @@ pub enum Command {
 /// How `ls` and `attach` reach the server.
 #[derive(Debug, clap::Args)]
 pub struct RemoteArgs {
-    /// The address of a `pty-session serve` [default: http://127.0.0.1:7717]
+    /// The address of a `pty-session serve` [default: $PTY_SESSION_URL, else
+    /// http://127.0.0.1:7717]. The server must prove it holds your token before it is sent
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
-    /// A file holding the token [default: $PTY_SESSION_TOKEN, else the token file a
-    /// `serve` on the URL's port generated]
+    /// A file holding the token, yours and writable by no one else [default:
+    /// $PTY_SESSION_TOKEN, else the token file a `serve` on the URL's port generated]
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
 }
@@ -158,12 +159,14 @@ pub struct ServeArgs {
     /// The address to listen on; a non-loopback one needs configured tokens
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7717")]
     pub listen: SocketAddr,
-    /// A file of `name token` lines, one owner per line (# starts a comment). The
-    /// environment variable PTY_SESSION_TOKEN adds one token, for owner "default"
+    /// A file of `name token` lines, one owner per line (# starts a comment), yours and
+    /// writable by no one else. The environment variable PTY_SESSION_TOKEN adds one token,
+    /// for owner "default"
     #[arg(long, value_name = "FILE")]
     pub tokens: Option<PathBuf>,
-    /// Where to write the generated token when none is configured [default:
-    /// $XDG_RUNTIME_DIR/pty-session/token-PORT, else ~/.local/state/pty-session/token-PORT]
+    /// Where to write the generated token when none is configured, in a directory of
+    /// yours that no one else can write [default: $XDG_RUNTIME_DIR/pty-session/token-PORT,
+    /// else ~/.local/state/pty-session/token-PORT; neither set: an error, no /tmp]
     #[arg(long, value_name = "PATH")]
     pub token_file: Option<PathBuf>,
 }

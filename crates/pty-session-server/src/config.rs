@@ -95,6 +95,11 @@ pub struct ConfigArgs {
     /// Let sandboxed sessions use the network
     #[arg(long)]
     pub sandbox_network: bool,
+    /// A path no sandboxed session sees (a directory shows empty, a file cannot be
+    /// opened), besides the server's own token and state directories and recordings.
+    /// Repeatable
+    #[arg(long, value_name = "PATH")]
+    pub sandbox_hidden: Vec<PathBuf>,
 }
 
 fn parse_env_pair(pair: &str) -> Result<(String, String), String> {
@@ -458,6 +463,13 @@ impl ConfigArgs {
             .sandbox_writable
             .extend(self.sandbox_writable.iter().cloned());
         service.sandbox_network = self.sandbox_network || file.shared.sandbox_network;
+        service.sandbox_hidden = file.shared.sandbox_hidden;
+        service
+            .sandbox_hidden
+            .extend(self.sandbox_hidden.iter().cloned());
+        service
+            .sandbox_hidden
+            .extend(crate::secrets::secret_places(service.record_dir.as_deref()));
         // The library names its fields (`tail_lines`); the file and flags say `tailLines`.
         service.validate().map_err(|err| {
             let err = match err {
@@ -600,7 +612,7 @@ mod tests {
         check_error(
             "tailLine = 5",
             expect![
-                "key `tailLine`: unknown field `tailLine`, expected one of `backendType`, `tailLines`, `tailBytes`, `scrollbackLines`, `scrollbackBytes`, `maxSessionsPerOwner`, `maxSessions`, `maxRequestBytes`, `maxExitedPerOwner`, `defaultEnv`, `recordDir`, `recordInput`, `recordMaxBytes`, `sandbox`, `sandboxWritable`, `sandboxNetwork`, `ownerIdleTimeoutSecs`, `maxConnections`, `httpIdleTimeoutSecs`, `httpBodyTimeoutSecs`, `maxMcpSessionsPerToken`, `mcpSessionIdleSecs`, `persist`, `persistIdleSecs`, `persistExitSecs`"
+                "key `tailLine`: unknown field `tailLine`, expected one of `backendType`, `tailLines`, `tailBytes`, `scrollbackLines`, `scrollbackBytes`, `maxSessionsPerOwner`, `maxSessions`, `maxRequestBytes`, `maxExitedPerOwner`, `defaultEnv`, `recordDir`, `recordInput`, `recordMaxBytes`, `sandbox`, `sandboxWritable`, `sandboxNetwork`, `sandboxHidden`, `ownerIdleTimeoutSecs`, `maxConnections`, `httpIdleTimeoutSecs`, `httpBodyTimeoutSecs`, `maxMcpSessionsPerToken`, `mcpSessionIdleSecs`, `persist`, `persistIdleSecs`, `persistExitSecs`"
             ],
         );
         check_error(

@@ -187,6 +187,8 @@ impl Drop for Busy {
 #[derive(Clone)]
 pub struct Connection {
     peer: SocketAddr,
+    /// The address the client reached: where this server listens, as that client sees it.
+    local: Option<SocketAddr>,
     table: Arc<Mutex<Table>>,
     id: u64,
     authorized: Arc<AtomicBool>,
@@ -196,6 +198,12 @@ impl Connection {
     /// The address of the client.
     pub fn peer(&self) -> SocketAddr {
         self.peer
+    }
+
+    /// The address of this server the client connected to (`None` if the kernel would
+    /// not say).
+    pub fn local(&self) -> Option<SocketAddr> {
+        self.local
     }
 
     /// Marks the request authorized: until its answer is sent, its connection is not
@@ -317,10 +325,12 @@ impl Connections {
         };
         let table = self.table.clone();
         let app = app.clone();
+        let local = stream.local_addr().ok();
         let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
             let busy = Busy::begin(&table, id);
             request.extensions_mut().insert(Connection {
                 peer,
+                local,
                 table: table.clone(),
                 id,
                 authorized: busy.authorized.clone(),

@@ -101,9 +101,13 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
         .with_context(|| format!("cannot listen on {}", options.listen))?;
     let local = listener.local_addr().context("no local address")?;
     let tokens = if configured.is_empty() {
-        let path = options
-            .token_file
-            .unwrap_or_else(|| auth::default_token_path(local.port()));
+        let path = match options.token_file {
+            Some(path) => path,
+            None => auth::default_token_path(local.port()).context(
+                "no place for a generated token: give --token-file PATH, or configure tokens \
+                 (--tokens FILE or PTY_SESSION_TOKEN)",
+            )?,
+        };
         let tokens = Tokens::generated(&path)?;
         // The path, never the token: logs are often kept where others can read them.
         tracing::info!(target: logs::STARTUP, path = %path.display(), "no tokens configured; the bearer token is in this file (mode 0600)");
@@ -141,6 +145,7 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
         owners.clone(),
         web_stop.clone(),
     ));
+    let proofs = crate::proof::router(tokens.clone());
     let gate = Arc::new(Gate {
         tokens,
         mcp: McpSessions::new(limits.max_mcp_sessions_per_token, limits.mcp_session_idle),
@@ -176,6 +181,7 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
         .nest_service("/mcp", mcp)
         .layer(axum::middleware::from_fn_with_state(gate.clone(), check))
         .merge(crate::web::router(web))
+        .merge(proofs)
         .layer(axum::middleware::from_fn_with_state(front, front::check));
 
     if let Some(timeout) = options.owner_idle_timeout {

@@ -11,7 +11,9 @@
 //! - [`memory`]: freed memory given back to the system.
 //! - [`persist`]: `mcp --persist`, its relay and the per-user background server;
 //!   [`persist_view`]: its sessions as `ls` and `attach` show them.
-//! - [`owner`]: who is calling; [`auth`]: bearer tokens; [`secrets`]: what no session
+//! - [`owner`]: who is calling; [`auth`]: bearer tokens; [`proof`]: a `serve` proving it
+//!   holds a client's token before the client sends it; [`ownership`]: which files,
+//!   directories and socket peers this user trusts; [`secrets`]: what no session
 //!   inherits; [`logs`]: the stderr logger.
 //! - [`stdio`], [`http`]: the transports, serving the same handler; [`stdio_framing`]:
 //!   the lines of stdio, parse errors answered and requests in flight bounded;
@@ -38,11 +40,13 @@ pub mod logs;
 pub mod mcp_sessions;
 pub mod memory;
 pub mod owner;
+pub mod ownership;
 pub mod persist;
 pub mod persist_peer;
 pub mod persist_view;
 pub mod priming;
 pub mod progress;
+pub mod proof;
 pub mod refusal;
 pub mod reply;
 pub mod secrets;

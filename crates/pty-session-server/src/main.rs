@@ -76,7 +76,10 @@ fn run(cli: Cli, token_env: Option<String>) -> anyhow::Result<()> {
                 config,
                 limits,
             } => {
-                let settings = config.settings(Some(&limits))?;
+                let mut settings = config.settings(Some(&limits))?;
+                // The tokens this server reads, hidden like its other secrets.
+                (settings.service.sandbox_hidden)
+                    .extend(serve.tokens.iter().chain(&serve.token_file).cloned());
                 let options = ServeOptions {
                     listen: serve.listen,
                     tokens_file: serve.tokens,

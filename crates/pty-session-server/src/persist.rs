@@ -2,7 +2,9 @@
 //! server that holds the sessions, so that they outlive the client that opened them.
 //!
 //! The background server listens on a Unix socket in [`socket_dir`] (0700; the socket
-//! 0600) and serves only peers of its own user (`SO_PEERCRED`), and none more confined
+//! 0600) and serves only peers of its own user (`SO_PEERCRED`); its clients (`mcp
+//! --persist`, `ls`, `attach`, `stop`) likewise trust the directory and the server only
+//! by [`crate::ownership`]'s rule, before they say anything. It serves none more confined
 //! than itself, such as a process of a sandboxed session ([`crate::persist_peer`]: by the
 //! peer's own `no_new_privs`, seccomp and namespaces). Each connection starts
 //! with one JSON line, a [`Hello`]: `mcp` (the server answers [`ACK`], then MCP lines go
@@ -18,9 +20,7 @@
 //! sessions die with it (the shims' rule).
 
 use std::collections::BTreeSet;
-use std::os::unix::fs::{
-    DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _,
-};
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -37,6 +37,7 @@ use tokio_util::task::TaskTracker;
 use crate::attach::ListedSession;
 use crate::config::PersistSettings;
 use crate::owner::Owners;
+use crate::ownership;
 use crate::persist_peer::Refused;
 use crate::refusal::{self, Cause};
 use crate::shown::shown;
@@ -74,43 +75,11 @@ pub enum Hello {
     Stop,
 }
 
-/// The directory of the socket: `$XDG_RUNTIME_DIR/pty-session`, else
-/// `~/.local/state/pty-session`.
+/// The directory of the socket: this user's private directory of pty-session
+/// ([`ownership::private_dir`]: `$XDG_RUNTIME_DIR/pty-session`, else
+/// `~/.local/state/pty-session`).
 pub fn socket_dir() -> anyhow::Result<PathBuf> {
-    if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from)
-        && runtime.is_absolute()
-    {
-        return Ok(runtime.join("pty-session"));
-    }
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|home| home.is_absolute())
-        .ok_or_else(|| anyhow!("neither XDG_RUNTIME_DIR nor HOME is set to an absolute path"))?;
-    Ok(home.join(".local/state/pty-session"))
-}
-
-/// Creates `dir` 0700 if missing, and refuses it unless it is this user's and no one
-/// else's: the socket inside trusts the directory to keep others out.
-pub fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .with_context(|| format!("cannot create {}", dir.display()))?;
-    let meta =
-        std::fs::symlink_metadata(dir).with_context(|| format!("cannot read {}", dir.display()))?;
-    let uid = rustix::process::getuid().as_raw();
-    if !meta.is_dir() || meta.uid() != uid {
-        bail!(
-            "{} is not a directory of this user (uid {uid}); remove it or set XDG_RUNTIME_DIR",
-            dir.display()
-        );
-    }
-    if meta.mode() & 0o077 != 0 {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .with_context(|| format!("cannot make {} private (0700)", dir.display()))?;
-    }
-    Ok(())
+    ownership::private_dir()
 }
 
 /// The default owner: the canonical working directory.
@@ -120,10 +89,18 @@ pub fn default_owner() -> anyhow::Result<String> {
     Ok(cwd.to_string_lossy().into_owned())
 }
 
-/// Connects to the running server, or `None` if none listens.
+/// Connects to the running server, or `None` if none listens. The process that listens
+/// must run as this user ([`ownership::peer_of_this_user`]), else nothing is said to it.
 async fn connect(dir: &Path) -> anyhow::Result<Option<UnixStream>> {
     match UnixStream::connect(dir.join(SOCKET)).await {
-        Ok(stream) => Ok(Some(stream)),
+        Ok(stream) => match ownership::peer_of_this_user(&stream) {
+            Ok(_) => Ok(Some(stream)),
+            Err(stranger) => bail!(
+                "refusing the background server's socket {}: {stranger}; it is not your \
+                 `pty-session mcp --persist` server",
+                dir.join(SOCKET).display()
+            ),
+        },
         Err(err)
             if matches!(
                 err.kind(),
@@ -277,7 +254,7 @@ async fn mcp_connection(
 /// starts.
 pub async fn relay(owner: String, server_args: &[String]) -> anyhow::Result<()> {
     let dir = socket_dir()?;
-    prepare_dir(&dir)?;
+    ownership::make_private_dir(&dir)?;
     let cwd = std::env::current_dir()
         .ok()
         .map(|cwd| cwd.to_string_lossy().into_owned());
@@ -311,9 +288,16 @@ pub async fn relay(owner: String, server_args: &[String]) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// A connection to the running server, `hello` said; `None` when no server runs.
+/// A connection to the running server, `hello` said; `None` when no server runs. The
+/// directory must pass [`ownership::check_dir`] and the server run as this user, as for
+/// `mcp --persist`, before anything is said (`attach` would show its prompts and send it
+/// a person's keys).
 pub(crate) async fn open(hello: &Hello) -> anyhow::Result<Option<UnixStream>> {
     let dir = socket_dir()?;
+    match std::fs::symlink_metadata(&dir) {
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        _ => ownership::check_dir(&dir).context("refusing the background server's directory")?,
+    }
     let Some(mut stream) = connect(&dir).await? else {
         return Ok(None);
     };
@@ -461,7 +445,7 @@ pub async fn serve(
     max_line: usize,
 ) -> anyhow::Result<()> {
     let dir = socket_dir()?;
-    prepare_dir(&dir)?;
+    ownership::make_private_dir(&dir)?;
     let lock = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -505,14 +489,13 @@ pub async fn serve(
     let period = (settings.exit_after / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
     let mut ticks = tokio::time::interval(period);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let uid = rustix::process::getuid().as_raw();
     let mut signal = std::pin::pin!(crate::stop_signal());
     loop {
         tokio::select! {
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
-                match stream.peer_cred() {
-                    Ok(cred) if cred.uid() == uid => {
+                match ownership::peer_of_this_user(&stream) {
+                    Ok(cred) => {
                         let server = server.clone();
                         server.clients.clone().spawn(async move {
                             // A sandboxed session must not open unsandboxed ones here.
@@ -530,8 +513,12 @@ pub async fn serve(
                             }
                         });
                     }
-                    Ok(cred) => refusal::log(Cause::ForeignUser, None, &format_args!(" (uid {})", cred.uid())),
-                    Err(err) => refusal::log(Cause::UnknownUser, None, &format_args!(" ({err})")),
+                    Err(ownership::Stranger::OtherUser(uid)) => {
+                        refusal::log(Cause::ForeignUser, None, &format_args!(" (uid {uid})"));
+                    }
+                    Err(ownership::Stranger::Unknown(err)) => {
+                        refusal::log(Cause::UnknownUser, None, &format_args!(" ({err})"));
+                    }
                 }
             }
             _ = ticks.tick() => {

@@ -17,8 +17,18 @@
 //! unreadable. Over HTTP the token is the gate, and no session can read it from the
 //! server: not from its environment, not from `/proc`.
 //!
+//! Nor do sandboxed sessions read the server's secrets from files: the places below
+//! ([`secret_places`]: the directories of generated tokens and of the background
+//! server's socket, the recordings; `serve` adds its `--tokens` and `--token-file`) are
+//! hidden from them (`sandbox_hidden`), where the user's own `sandboxHidden` paths join
+//! them. With the network on, a token read there would let a sandbox call `serve` as
+//! its owner, outside every sandbox.
+//!
 //! Descriptors need no step here: everything the server opens is close-on-exec, and the
 //! shim closes whatever else a session's program would inherit (`pty_session`'s `shim`).
+
+use std::os::unix::fs::DirBuilderExt as _;
+use std::path::{Path, PathBuf};
 
 use crate::auth::TOKEN_ENV;
 
@@ -43,6 +53,36 @@ pub unsafe fn take_from_environment() -> Option<String> {
     // `environ`, so nothing reads the bytes erased.
     unsafe { erase_from_initial_block(SECRET_VARS) };
     token
+}
+
+/// The places a server keeps secrets in, which sandboxed sessions must not see: the
+/// directories generated tokens and the background server's socket live in (under
+/// `$XDG_RUNTIME_DIR` and under `~/.local/state`, whichever this server uses: another
+/// server of the user's may use the other), and `record_dir` (recordings hold what
+/// sessions showed, passwords typed at a prompt that echoes included).
+///
+/// `~/.local/state/pty-session` is made (0700) if missing: a directory made after a
+/// session opened would not be hidden from it.
+pub fn secret_places(record_dir: Option<&Path>) -> Vec<PathBuf> {
+    let absolute = |name: &str| {
+        std::env::var_os(name)
+            .map(PathBuf::from)
+            .filter(|path| path.is_absolute())
+    };
+    let runtime = absolute("XDG_RUNTIME_DIR").map(|dir| dir.join("pty-session"));
+    let state = absolute("HOME").map(|home| home.join(".local/state/pty-session"));
+    if let Some(state) = &state
+        && let Err(err) = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(state)
+    {
+        tracing::debug!(path = %state.display(), %err, "cannot make the state directory to hide it from sandboxes");
+    }
+    [runtime, state, record_dir.map(Path::to_path_buf)]
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// Where the kernel put the process's initial environment block (`env_start`, `env_end`

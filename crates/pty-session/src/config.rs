@@ -60,6 +60,11 @@ pub struct Config {
     pub sandbox_writable: Vec<PathBuf>,
     /// Whether sandboxed sessions may use the network (default false).
     pub sandbox_network: bool,
+    /// Paths no sandboxed session sees, each absolute: a directory shows empty, a file
+    /// cannot be opened; they stay hidden inside writable paths too. For the places
+    /// secrets live (token files, recordings, credentials). Paths that do not exist when
+    /// a session opens are left out, and a session cannot be opened inside one.
+    pub sandbox_hidden: Vec<PathBuf>,
 }
 
 impl Default for Config {
@@ -82,6 +87,7 @@ impl Default for Config {
             sandbox: crate::Sandbox::None,
             sandbox_writable: Vec::new(),
             sandbox_network: false,
+            sandbox_hidden: Vec::new(),
         }
     }
 }
@@ -160,15 +166,16 @@ impl Config {
                 ));
             }
         }
-        if let Some(path) = self
-            .sandbox_writable
-            .iter()
-            .find(|path| !path.is_absolute())
-        {
-            return Err(crate::Error::invalid(
-                "sandbox_writable",
-                format!("{} is not an absolute path", path.display()),
-            ));
+        for (key, paths) in [
+            ("sandbox_writable", &self.sandbox_writable),
+            ("sandbox_hidden", &self.sandbox_hidden),
+        ] {
+            if let Some(path) = paths.iter().find(|path| !path.is_absolute()) {
+                return Err(crate::Error::invalid(
+                    key,
+                    format!("{} is not an absolute path", path.display()),
+                ));
+            }
         }
         if self.record_max_bytes < crate::limits::MIN_RECORD_BYTES {
             return Err(crate::Error::invalid(

@@ -78,6 +78,8 @@ pub(crate) struct Policy {
     /// Directories (and files) of the service's the session may write (the working
     /// directory and `sandbox_writable`), besides the terminal and its own `/tmp`.
     pub(crate) writable: Vec<PathBuf>,
+    /// Paths of the service's the session does not see (`sandbox_hidden`).
+    pub(crate) hidden: Vec<PathBuf>,
 }
 
 /// The environment variable that lowers the Landlock ABI the service believes the kernel

@@ -555,12 +555,30 @@ impl PtyService {
                 missing,
             });
         }
+        let cwd = match &request.cwd {
+            Some(cwd) => cwd.clone(),
+            None => std::env::current_dir().unwrap_or_default(),
+        };
+        // A session started inside a hidden directory would keep the real one as its
+        // working directory (the new tree has no such place to enter): it would read
+        // what is hidden by relative paths.
+        let real = |path: &std::path::Path| std::fs::canonicalize(path).ok();
+        if let Some(inside) = real(&cwd).and_then(|cwd| {
+            (config.sandbox_hidden.iter())
+                .find(|hidden| real(hidden).is_some_and(|hidden| cwd.starts_with(hidden)))
+        }) {
+            return Err(Error::invalid(
+                "cwd",
+                format!(
+                    "{} is inside {}, which sandboxed sessions do not see (sandbox_hidden); \
+                     give a working directory outside it",
+                    cwd.display(),
+                    inside.display()
+                ),
+            ));
+        }
         let mut writable = Vec::new();
         if mode == crate::Sandbox::Workspace {
-            let cwd = match &request.cwd {
-                Some(cwd) => cwd.clone(),
-                None => std::env::current_dir().unwrap_or_default(),
-            };
             writable.push(cwd);
             writable.extend(config.sandbox_writable.iter().cloned());
         }
@@ -568,6 +586,7 @@ impl PtyService {
             mode,
             network,
             writable,
+            hidden: config.sandbox_hidden.clone(),
         }))
     }
 

@@ -30,3 +30,4 @@ mod soak;
 mod ssh;
 mod support;
 mod terminal_waits;
+mod trust;

@@ -224,7 +224,8 @@ async fn attach_shows_output_types_keys_follows_the_window_and_detaches() {
     assert!(exit_success(&mut attach).await, "attach exits 0 on SIGTERM");
     assert_same_modes(&before, &terminal.modes());
 
-    // A wrong token: an error before the terminal is touched.
+    // A wrong token: an error before the terminal is touched, and before the token is
+    // sent (the server cannot prove it holds it).
     let wrong = dir.join("wrong");
     std::fs::write(&wrong, "wrong-token-0123456789\n").unwrap();
     let mut refused = terminal.attach(&server, &wrong, &id);
@@ -232,7 +233,10 @@ async fn attach_shows_output_types_keys_follows_the_window_and_detaches() {
     assert_same_modes(&before, &terminal.modes());
 
     let seen = terminal.close();
-    assert!(seen.contains("401"), "the refusal says why:\n{seen}");
+    assert!(
+        seen.contains("not a pty-session serve holding your token"),
+        "the refusal says why:\n{seen}"
+    );
     call(&agent, "pty_close", json!({"id": id})).await;
     drop(agent);
     server.stop().await;

@@ -409,19 +409,30 @@ fn escape_probe(socket: &Path) -> String {
 }
 
 /// The server's own check, behind the sandbox's: with the network off a sandboxed process
-/// can connect to no socket at all (seccomp), and `/tmp` and `/run` are its own, so the
-/// probe runs with `--sandbox-network` and a runtime directory it can see, to reach the
-/// server and be refused there.
+/// can connect to no socket at all (seccomp), `/tmp` and `/run` are its own, and the
+/// socket's directory is hidden from it, so the probe runs with `--sandbox-network`, in a
+/// runtime directory it could see but for the hiding, through a hard link to the socket
+/// made outside (which the hiding does not cover), to reach the server and be refused
+/// there.
 #[tokio::test]
 async fn a_sandboxed_session_cannot_reach_the_background_server() {
     let runtime = Runtime::visible("escape");
     let project = runtime.project("project");
-    std::fs::write(
-        project.join("probe.py"),
-        escape_probe(&runtime.dir().join("persist.sock")),
-    )
-    .unwrap();
+    let socket = runtime.dir().join("persist.sock");
+    let link = runtime.project("links").join("persist.sock");
+    std::fs::write(project.join("probe.py"), escape_probe(&link)).unwrap();
+    std::fs::write(project.join("direct.py"), escape_probe(&socket)).unwrap();
     let client = runtime.client(&project, &["--sandbox-network"]).await;
+    std::fs::hard_link(&socket, &link).unwrap();
+    // By its own path, the socket is not there at all.
+    let result = call(
+        &client.client,
+        "pty_open",
+        json!({"command": "python3 direct.py", "sandbox": "workspace", "settle": "none"}),
+    )
+    .await;
+    let said = verdict(&client.client, &result).await;
+    assert!(said.contains("REFUSED 0 [Errno 2]"), "{said}");
     let probe = |sandbox: &'static str| {
         let client = &client.client;
         async move {

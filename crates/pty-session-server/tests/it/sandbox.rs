@@ -139,3 +139,88 @@ async fn a_kernel_that_cannot_enforce_the_sandbox_gives_sandbox_unavailable() {
     let listed = call(&server.client, "pty_list", json!({})).await;
     assert_eq!(ok(&listed)["sessions"], json!([]));
 }
+
+/// A sandbox with the network on cannot call `serve` as its owner: the tokens `serve`
+/// reads (`--tokens`), the generated one of another `serve` of the user's (in
+/// `~/.local/state/pty-session`) and a host's config named by `--sandbox-hidden` are not
+/// there to read. The same script without a sandbox reads them and gets in: the probe
+/// works.
+#[tokio::test]
+async fn a_sandbox_with_the_network_reads_no_token_of_the_servers() {
+    // Not under /tmp, which a sandbox has its own of: these must be visible but for the
+    // hiding.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pty-session-it-hidden-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let home = dir.join("home");
+    std::fs::create_dir_all(home.join("work")).unwrap();
+    let alice = "alice-token-0123456789abcdef";
+    let tokens = crate::support::tokens_file(&dir, &[("alice", alice)]);
+    let host_config = home.join(".host.json");
+    std::fs::write(
+        &host_config,
+        format!("{{\"Authorization\": \"Bearer {alice}\"}}\n"),
+    )
+    .unwrap();
+    let serve = |args: Vec<String>| {
+        let mut command = Command::new(BIN);
+        command
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .env("HOME", &home)
+            .env_remove("XDG_RUNTIME_DIR");
+        crate::support::http_server_from(command, &[])
+    };
+    let mut server = serve(vec![
+        "--tokens".into(),
+        tokens.display().to_string(),
+        "--sandbox-network".into(),
+        "--sandbox-hidden".into(),
+        host_config.display().to_string(),
+    ])
+    .await;
+    // Another serve of the user's, whose token is generated into ~/.local/state.
+    let mut other = serve(Vec::new()).await;
+    let generated = home.join(format!(
+        ".local/state/pty-session/token-{}",
+        other.addr.port()
+    ));
+    let generated_token = std::fs::read_to_string(&generated).unwrap();
+    let client = crate::support::current_client(&server.url, alice).await;
+    let script = format!(
+        r#"for f in {tokens} {host} {generated}; do
+  t=$(grep -o '[a-zA-Z0-9_-]\{{16,\}}' "$f" 2>/dev/null | tail -1)
+  for url in http://{main}/api/sessions http://{other}/api/sessions; do
+    echo "$f $url: $(curl -s -o /dev/null -w '%{{http_code}}' -H "Authorization: Bearer $t" $url)"
+  done
+done
+ls -A ~/.local/state/pty-session | wc -l | sed 's/^/listed /'"#,
+        tokens = tokens.display(),
+        host = host_config.display(),
+        generated = generated.display(),
+        main = server.addr,
+        other = other.addr,
+    );
+    let run = |sandbox: &'static str| {
+        let arguments = json!({
+            "command": script,
+            "cwd": home.join("work"),
+            "env": {"HOME": home},
+            "sandbox": sandbox,
+            "timeoutMs": 30_000,
+        });
+        call(&client, "pty_open", arguments)
+    };
+    let sandboxed = text(&run("workspace").await).to_owned();
+    assert!(sandboxed.contains(" · sandbox workspace"), "{sandboxed}");
+    assert_eq!(sandboxed.matches(": 401").count(), 6, "{sandboxed}");
+    assert!(sandboxed.contains("listed 0"), "{sandboxed}");
+    assert!(!sandboxed.contains(alice) && !sandboxed.contains(generated_token.trim()));
+    // Without a sandbox the same probe gets in with each token, where it is one.
+    let plain = text(&run("none").await).to_owned();
+    assert_eq!(plain.matches(": 200").count(), 3, "{plain}");
+    client.cancel().await.unwrap();
+    server.stop().await;
+    other.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

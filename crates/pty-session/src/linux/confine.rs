@@ -516,7 +516,13 @@ pub(crate) fn policy_from(
     mode: u8,
     network: bool,
     writable: &[std::ffi::CString],
+    hidden: &[std::ffi::CString],
 ) -> Option<Policy> {
+    let paths = |list: &[std::ffi::CString]| {
+        list.iter()
+            .map(|path| PathBuf::from(OsStr::from_bytes(path.as_bytes())))
+            .collect()
+    };
     let mode = match mode {
         1 => Sandbox::Workspace,
         2 => Sandbox::ReadOnly,
@@ -525,10 +531,8 @@ pub(crate) fn policy_from(
     Some(Policy {
         mode,
         network,
-        writable: writable
-            .iter()
-            .map(|path| PathBuf::from(OsStr::from_bytes(path.as_bytes())))
-            .collect(),
+        writable: paths(writable),
+        hidden: paths(hidden),
     })
 }
 

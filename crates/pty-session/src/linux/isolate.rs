@@ -42,7 +42,10 @@
 //!   the session's own terminal has no name (`tty` and `ttyname` would fail), and a
 //!   terminal server in the sandbox is one more thing that outlives its command; no other
 //!   terminal, disk or console exists there;
-//! - `/proc`: a fresh proc of the new PID namespace, read-only.
+//! - `/proc`: a fresh proc of the new PID namespace, read-only;
+//! - the hidden paths (`sandbox_hidden`: the server's token files, its recordings, and
+//!   what the user adds) covered last, over everything above: a directory by an empty
+//!   read-only tmpfs, a file by a bind of `/dev/null` that cannot be opened (`nodev`).
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -73,6 +76,12 @@ struct Bind {
     kind: Kind,
 }
 
+/// A path of the service's tree the sandbox does not see (see the module's doc).
+struct Hide {
+    path: CString,
+    dir: bool,
+}
+
 /// Everything the builder needs, made by the shim before the clone: the builder shares
 /// the shim's memory and only makes syscalls.
 pub(crate) struct Plan {
@@ -84,6 +93,8 @@ pub(crate) struct Plan {
     uid_map: CString,
     gid_map: CString,
     binds: Vec<Bind>,
+    /// Covered after the binds, so that a hidden path inside a writable one stays hidden.
+    hidden: Vec<Hide>,
     /// One per bind: the detached copy of its tree, filled in by the builder.
     trees: Vec<i32>,
     read_only: bool,
@@ -159,6 +170,18 @@ impl Plan {
                 })
             })
             .collect();
+        // As the kernel resolves them: a mount covers the place a link leads to, not the
+        // link. A path that does not exist is left out (there is nothing to see).
+        let hidden = (policy.hidden.iter())
+            .filter_map(|path| std::fs::canonicalize(path).ok())
+            .filter(|path| path.parent().is_some())
+            .filter_map(|path| {
+                Some(Hide {
+                    dir: path.is_dir(),
+                    path: cstring(&path)?,
+                })
+            })
+            .collect();
         // SAFETY: these calls take no arguments and cannot fail.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         let last_cap = std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
@@ -181,6 +204,7 @@ impl Plan {
             gid_map: CString::new(format!("{gid} {gid} 1\n")).unwrap_or_default(),
             trees: vec![-1; binds.len()],
             binds,
+            hidden,
             read_only: policy.mode == Sandbox::ReadOnly,
             last_cap,
             builder_stack: vec![0u8; 64 * 1024],
@@ -528,8 +552,41 @@ unsafe fn mounts(plan: &mut Plan) -> bool {
                 return false;
             }
         }
-        filled_read_only(plan.read_only)
-            .all(|path| set_attr(libc::AT_FDCWD, path, 0, MOUNT_ATTR_RDONLY))
+        plan.hidden.iter().all(|hide| cover(hide))
+            && filled_read_only(plan.read_only)
+                .all(|path| set_attr(libc::AT_FDCWD, path, 0, MOUNT_ATTR_RDONLY))
+    }
+}
+
+/// Covers a hidden path: a directory by an empty read-only tmpfs, a file by `/dev/null`
+/// on a `nodev` mount, so that opening it fails. A path that is not there in the new tree
+/// (under one of our tmpfs mounts) is hidden already.
+///
+/// # Safety
+/// In the builder only, in its new mount namespace, once `/dev` is filled.
+unsafe fn cover(hide: &Hide) -> bool {
+    // SAFETY: syscalls on the plan's strings and static ones.
+    unsafe {
+        let covered = if hide.dir {
+            tmpfs(&hide.path, c"mode=0555,size=4k")
+        } else {
+            libc::mount(
+                c"/dev/null".as_ptr(),
+                hide.path.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND,
+                std::ptr::null(),
+            ) == 0
+        };
+        if !covered {
+            return crate::shim::errno() == libc::ENOENT;
+        }
+        set_attr(
+            libc::AT_FDCWD,
+            &hide.path,
+            0,
+            MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+        )
     }
 }
 

@@ -139,16 +139,23 @@ fn request(options: &SpawnOptions) -> Result<Request, String> {
             .unwrap_or_default(),
     };
     let policy = options.sandbox.as_ref();
+    let paths = |list: Option<&[std::path::PathBuf]>, what: &str| {
+        (list.unwrap_or_default().iter())
+            .map(|path| string(what, path.as_os_str().as_bytes().to_vec()))
+            .collect::<Result<Vec<_>, _>>()
+    };
     Ok(Request {
         grace_ms: u64::try_from(options.grace.as_millis()).unwrap_or(u64::MAX),
         sandbox: policy.map_or(0, |policy| crate::confine::mode_code(policy.mode)),
         network: policy.is_some_and(|policy| policy.network),
-        writable: policy
-            .map(|policy| policy.writable.as_slice())
-            .unwrap_or_default()
-            .iter()
-            .map(|path| string("a writable path", path.as_os_str().as_bytes().to_vec()))
-            .collect::<Result<_, _>>()?,
+        writable: paths(
+            policy.map(|policy| policy.writable.as_slice()),
+            "a writable path",
+        )?,
+        hidden: paths(
+            policy.map(|policy| policy.hidden.as_slice()),
+            "a hidden path",
+        )?,
         cwd: string("the working directory", cwd)?,
         argv: options
             .argv

@@ -73,6 +73,8 @@ pub(crate) struct Request {
     pub(crate) network: bool,
     /// The paths a `workspace` sandbox may write.
     pub(crate) writable: Vec<CString>,
+    /// The paths a sandbox does not see.
+    pub(crate) hidden: Vec<CString>,
 }
 
 impl Request {
@@ -83,7 +85,7 @@ impl Request {
         out.extend_from_slice(&self.grace_ms.to_le_bytes());
         out.extend_from_slice(&[self.sandbox, u8::from(self.network)]);
         put(&mut out, self.cwd.as_bytes());
-        for list in [&self.argv, &self.env, &self.writable] {
+        for list in [&self.argv, &self.env, &self.writable, &self.hidden] {
             out.extend_from_slice(&(list.len() as u32).to_le_bytes());
             for item in list {
                 put(&mut out, item.as_bytes());
@@ -103,14 +105,14 @@ impl Request {
             return None;
         }
         let cwd = reader.string()?;
-        let mut lists = [Vec::new(), Vec::new(), Vec::new()];
+        let mut lists = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
         for list in &mut lists {
             let n = reader.u32()?;
             for _ in 0..n {
                 list.push(reader.string()?);
             }
         }
-        let [argv, env, writable] = lists;
+        let [argv, env, writable, hidden] = lists;
         (reader.0.is_empty() && !argv.is_empty()).then_some(Request {
             grace_ms,
             cwd,
@@ -119,6 +121,7 @@ impl Request {
             sandbox,
             network: network == 1,
             writable,
+            hidden,
         })
     }
 }
@@ -498,8 +501,12 @@ unsafe fn become_shim(request: &Request, slave: i32, control: i32) -> ! {
             );
             libc::_exit(126);
         }
-        let policy =
-            crate::confine::policy_from(request.sandbox, request.network, &request.writable);
+        let policy = crate::confine::policy_from(
+            request.sandbox,
+            request.network,
+            &request.writable,
+            &request.hidden,
+        );
         libc::_exit(crate::shim::run(
             request.grace_ms,
             &request.argv,
@@ -526,6 +533,7 @@ mod tests {
             sandbox: 1,
             network: false,
             writable: strings(&["/tmp", "/home/me/project"]),
+            hidden: strings(&["/home/me/.local/state/pty-session"]),
         };
         let encoded = request.encode();
         let length = u32::from_le_bytes(encoded[..4].try_into().unwrap()) as usize;
@@ -543,6 +551,7 @@ mod tests {
             sandbox: 0,
             network: false,
             writable: Vec::new(),
+            hidden: Vec::new(),
         };
         let body = request.encode()[4..].to_vec();
         for cut in 0..body.len() {
@@ -560,7 +569,7 @@ mod tests {
         bad_mode[8] = 3;
         assert_eq!(Request::decode(&bad_mode), None);
         let mut nul = body;
-        let at = nul.len() - 4 - 4 - 1; // inside "cat", before the empty writable list
+        let at = nul.len() - 4 - 4 - 4 - 1; // inside "cat", before the two empty lists
         nul[at] = 0;
         assert_eq!(Request::decode(&nul), None);
     }

@@ -6,7 +6,8 @@ use std::net::TcpListener;
 use std::time::Duration;
 
 use pty_session::{
-    Config, OpenRequest, Owner, PtyService, Sandbox, SendRequest, SettleReason, quote_word,
+    CancellationToken, Config, OpenRequest, Owner, PtyService, Sandbox, SendRequest, SettleReason,
+    quote_word,
 };
 
 use crate::support::*;
@@ -694,5 +695,78 @@ sleep 1000"#;
         || pids.iter().all(|&pid| !alive(pid)),
     )
     .await;
+    pty.shutdown().await;
+}
+
+/// A hidden directory shows empty and a hidden file cannot be opened, in both modes, with
+/// the network on (when a token in them would be worth reading), inside the workspace too;
+/// a session cannot be opened inside one. Outside the sandbox, all stays as it was.
+#[tokio::test]
+async fn hidden_paths_are_not_seen_by_sandboxed_sessions() {
+    let dir = TempDir::under(env!("CARGO_TARGET_TMPDIR"), "sbx-hidden");
+    let outside = TempDir::under(env!("CARGO_TARGET_TMPDIR"), "sbx-hidden-outside");
+    let (work, tmp) = (dir.0.join("work"), dir.0.join("tmp"));
+    std::fs::create_dir_all(work.join("state")).unwrap();
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::write(work.join("state/token-7717"), "inside-dir-secret\n").unwrap();
+    std::fs::write(work.join("tokens"), "inside-file-secret\n").unwrap();
+    std::fs::write(outside.0.join("token"), "outside-dir-secret\n").unwrap();
+    let mut config = Config::default();
+    config.sandbox_network = true;
+    config.sandbox_hidden = vec![
+        work.join("state"),
+        work.join("tokens"),
+        outside.0.clone(),
+        "/nonexistent/pty-session-hidden".into(),
+    ];
+    let pty = PtyService::new(config);
+    let script = format!(
+        r#"cat state/token-7717 tokens {outside}/token 2>&1
+echo "listing:[$(ls -A state {outside} 2>&1 | tr '\n' ' ')]"
+echo forged > state/token-7717 2>&1 || echo refused-dir
+echo forged > tokens 2>&1 || echo refused-file
+cat ./state/../state/token-7717 2>&1 | grep -c secret
+exit 0"#,
+        outside = quote_word(outside.0.to_str().unwrap()),
+    );
+    for sandbox in [Sandbox::Workspace, Sandbox::ReadOnly] {
+        let out = run_in(&pty, sandbox, &dir, &script).await;
+        assert!(
+            !out.contains("secret\n") && !out.contains("secret "),
+            "{sandbox}: {out}"
+        );
+        assert!(!out.contains("-secret"), "{sandbox}: {out}");
+        assert!(
+            out.contains("refused-dir") && out.contains("refused-file"),
+            "{sandbox}: {out}"
+        );
+        assert!(out.contains("listing:["), "{sandbox}: {out}");
+        assert!(!out.contains("token-7717 "), "{sandbox}: {out}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(work.join("state/token-7717")).unwrap(),
+        "inside-dir-secret\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("tokens")).unwrap(),
+        "inside-file-secret\n"
+    );
+    // Inside a hidden directory, the session would keep the real one as its cwd.
+    let request = OpenRequest::new("cat")
+        .cwd(work.join("state"))
+        .sandbox(Sandbox::ReadOnly);
+    let refused = (pty
+        .open(&Owner::new("test"), request, &CancellationToken::new())
+        .await)
+        .unwrap_err();
+    assert_eq!(refused.code(), "INVALID_ARGUMENT", "{refused}");
+    assert!(refused.to_string().contains("do not see"), "{refused}");
+    // Without a sandbox, nothing is hidden.
+    let request = OpenRequest::new("cat tokens").cwd(&work);
+    let opened = open(&pty, &Owner::new("test"), request).await;
+    assert!(
+        opened.initial_output.text.contains("inside-file-secret"),
+        "{opened:?}"
+    );
     pty.shutdown().await;
 }
