@@ -509,7 +509,7 @@ pub async fn serve(
                                 return;
                             }
                             if let Err(err) = server.client(stream).await {
-                                tracing::info!("a client: {err:#}");
+                                log_client_error(&err);
                             }
                         });
                     }
@@ -552,21 +552,11 @@ pub async fn serve(
 
 impl Server {
     async fn client(self, mut stream: UnixStream) -> anyhow::Result<()> {
-        // A first line that is not a request is a refusal, logged as every refusal is: at
-        // most a line a second, however many connections send one.
-        let hello = match tokio::time::timeout(HELLO_TIMEOUT, read_hello(&mut stream)).await {
-            Ok(Ok(hello)) => hello,
-            Ok(Err(err)) => {
-                let why = format!("{err:#}");
-                refusal::log(Cause::BadHello, None, &format_args!(": {}", shown(&why)));
-                return Ok(());
-            }
-            Err(_) => {
-                let why = format_args!(": no first line within {HELLO_TIMEOUT:?}");
-                refusal::log(Cause::BadHello, None, &why);
-                return Ok(());
-            }
-        };
+        let hello = tokio::time::timeout(HELLO_TIMEOUT, read_hello(&mut stream))
+            .await
+            .map_err(|_| anyhow!("no first line within {HELLO_TIMEOUT:?}"))
+            .flatten()
+            .context(BadHello)?;
         match hello {
             Hello::Mcp { owner, cwd } => {
                 if owner.is_empty() {
@@ -620,6 +610,30 @@ impl Server {
                 Ok(())
             }
         }
+    }
+}
+
+/// Why a connection was closed before it was served: its first line was no request, or
+/// it sent none in time.
+#[derive(Debug)]
+struct BadHello;
+
+impl std::fmt::Display for BadHello {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("no request")
+    }
+}
+
+/// Logs why a client's connection ended in an error. A first line that is no request is a
+/// refusal, logged as every refusal is (at most a line a second, however many
+/// connections send one); the rest are the ordinary course of a client, at `info`.
+fn log_client_error(err: &anyhow::Error) {
+    if err.downcast_ref::<BadHello>().is_some() {
+        let why: Vec<String> = err.chain().skip(1).map(ToString::to_string).collect();
+        let why = shown(&why.join(": ")).into_owned();
+        refusal::log(Cause::BadHello, None, &format_args!(": {why}"));
+    } else {
+        tracing::info!("a client: {err:#}");
     }
 }
 
