@@ -555,7 +555,7 @@ impl Server {
         let hello = tokio::time::timeout(HELLO_TIMEOUT, read_hello(&mut stream))
             .await
             .map_err(|_| anyhow!("no first line within {HELLO_TIMEOUT:?}"))
-            .flatten()
+            .and_then(|read| read)
             .context(BadHello)?;
         match hello {
             Hello::Mcp { owner, cwd } => {
