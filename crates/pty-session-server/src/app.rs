@@ -26,6 +26,8 @@ pub const MIME_TYPE: &str = "text/html;profile=mcp-app";
 
 const TEMPLATE: &str = include_str!("../web/app/view.html");
 const VIEW_JS: &str = include_str!("../web/app/view.js");
+/// What the views show and send safely (`shown`, `quietAnswers`), shared with the page.
+const SAFE_JS: &str = include_str!("../web/safe.js");
 
 /// The document, assembled once (the tests assemble it too: it cannot fail here).
 static HTML: LazyLock<String> = LazyLock::new(|| {
@@ -34,6 +36,7 @@ static HTML: LazyLock<String> = LazyLock::new(|| {
         &[
             Inline::style("/*XTERM_CSS*/", XTERM_CSS),
             Inline::script("/*XTERM_JS*/", XTERM_JS),
+            Inline::script("/*SAFE_JS*/", SAFE_JS),
             Inline::script("/*VIEW_JS*/", VIEW_JS),
         ],
     )
@@ -155,11 +158,17 @@ mod tests {
     #[test]
     fn the_document_assembles() {
         let html = HTML.as_str();
-        for marker in ["/*XTERM_CSS*/", "/*XTERM_JS*/", "/*VIEW_JS*/"] {
+        for marker in [
+            "/*XTERM_CSS*/",
+            "/*XTERM_JS*/",
+            "/*SAFE_JS*/",
+            "/*VIEW_JS*/",
+        ] {
             assert!(!html.contains(marker), "{marker} left in");
         }
         assert!(html.contains(XTERM_JS) && html.contains(VIEW_JS) && html.contains(XTERM_CSS));
-        assert_eq!(html.matches("</script>").count(), 2);
+        assert!(html.contains(SAFE_JS));
+        assert_eq!(html.matches("</script>").count(), 3);
     }
 
     #[test]

@@ -39,6 +39,7 @@ use crate::cli::RemoteArgs;
 use crate::ownership;
 use crate::persist::{self, Hello};
 use crate::proof;
+use crate::shown::shown;
 
 /// The key that detaches: Ctrl-] (as in telnet), a byte that programs rarely need.
 pub const DETACH_KEY: u8 = 0x1d;
@@ -187,7 +188,7 @@ pub async fn sessions(remote: &Remote) -> anyhow::Result<Vec<ListedSession>> {
     if !status.is_success() {
         bail!(
             "the server answered {}",
-            String::from_utf8_lossy(&body).trim()
+            shown(String::from_utf8_lossy(&body).trim())
         );
     }
     serde_json::from_slice(&body).context("the server's list is not the expected JSON")
@@ -323,7 +324,7 @@ fn persist_place(session: &ListedSession) -> String {
         }
         _ => owner.to_owned(),
     };
-    format!("persist:{owner}")
+    format!("persist:{}", shown(&owner))
 }
 
 /// The sessions as a table, a column for where each lives.
@@ -344,8 +345,8 @@ fn table(rows: &[(String, ListedSession)]) -> String {
     for (place, s) in rows {
         out.push_str(&format!(
             "{:<9} {:<16} {:<7} {:<7} {:<17} {:<10} {:<width$}  {}\n",
-            s.id,
-            s.status,
+            shown(&s.id),
+            shown(&s.status),
             age(now.saturating_sub(s.started_at_ms) / 1000),
             s.unread_lines,
             if s.prompt_pending {
@@ -353,9 +354,9 @@ fn table(rows: &[(String, ListedSession)]) -> String {
             } else {
                 String::new()
             },
-            s.sandbox.as_deref().unwrap_or("none"),
+            shown(s.sandbox.as_deref().unwrap_or("none")),
             place,
-            s.command
+            shown(&s.command)
         ));
     }
     out
@@ -366,10 +367,10 @@ fn prompt_column(pending: &str) -> String {
     let pending = pending.trim();
     let chars: Vec<char> = pending.chars().collect();
     if chars.len() <= 17 {
-        return pending.to_owned();
+        return shown(pending).into_owned();
     }
     let tail: String = chars[chars.len() - 16..].iter().collect();
-    format!("…{tail}")
+    format!("…{}", shown(&tail))
 }
 
 fn age(secs: u64) -> String {
@@ -472,7 +473,7 @@ async fn serve_stream(
             let body = response.body().as_deref().unwrap_or_default();
             bail!(
                 "the server answered {}",
-                String::from_utf8_lossy(body).trim()
+                shown(String::from_utf8_lossy(body).trim())
             );
         }
         Err(err) => {
@@ -481,7 +482,7 @@ async fn serve_stream(
     };
     match hello(&mut socket).await {
         Ok(size) => Ok((socket, size)),
-        Err(no) => bail!("{}", no.message),
+        Err(no) => bail!("{}", shown(&no.message)),
     }
 }
 
@@ -515,7 +516,7 @@ pub async fn attach(remote: &RemoteArgs, persist_only: bool, id: &str) -> anyhow
             Some(Err(no)) if no.not_found && matches!(places, Places::Both) => {
                 not_here = format!("{PERSIST_NAME} has no session {id}");
             }
-            Some(Err(no)) => bail!("{}", no.message),
+            Some(Err(no)) => bail!("{}", shown(&no.message)),
             None if matches!(places, Places::Persist) => {
                 bail!(
                     "no background server of `pty-session mcp --persist` runs (no {})",
@@ -748,7 +749,7 @@ where
                             }
                         }
                         Some("error") => {
-                            let text = message["message"].as_str().unwrap_or_default();
+                            let text = shown(message["message"].as_str().unwrap_or_default());
                             let _ = std::io::stderr().write_all(format!("\r\n[pty-session: {text}]\r\n").as_bytes());
                         }
                         _ => {}

@@ -38,7 +38,8 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// The fewest connections a default cap allows, however low the descriptor limit.
 const MIN_CONNECTIONS: usize = 16;
 
-/// What a connection may buffer, a request head included (a larger head gets 431): hyper's
+/// What a connection may buffer, a request head included (a larger head gets 431, from
+/// hyper when it comes in pieces, from [`crate::front`] when it came in one read): hyper's
 /// default, some 400 KiB, would let a thousand connections without a token hold 400 MB
 /// until their heads time out. Bodies are read through it in pieces, not whole.
 const MAX_BUFFER_BYTES: usize = 64 * 1024;

@@ -21,13 +21,29 @@ pub struct Front {
     pub loopback_host: bool,
 }
 
-/// The middleware: Host, then Origin, then the route; the answer gets `nosniff`, and
-/// `Cache-Control: no-store` when it comes from the API or `/mcp`; a refusal is logged.
+/// The middleware: the head's size, Host, then Origin, then the route; the answer gets
+/// `nosniff`, and `Cache-Control: no-store` when it comes from the API or `/mcp`; a
+/// refusal is logged.
 pub async fn check(State(front): State<Front>, request: Request, next: Next) -> Response {
     let peer = peer_of(&request);
     let api = is_api(request.uri().path());
     let host = host_of(&request);
-    let response = if front.loopback_host && !host.as_deref().is_some_and(is_loopback_host) {
+    let head = head_bytes(&request);
+    let response = if head > MAX_HEAD_BYTES {
+        let detail = format!(" ({head} bytes)");
+        refusal::log(Cause::HeadTooLarge, peer, &detail);
+        let mut response = (
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "431 Request Header Fields Too Large: a request head is at most 64 KiB\n",
+        )
+            .into_response();
+        // The connection is not kept for a next request: its client sends heads it
+        // should not.
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        response
+    } else if front.loopback_host && !host.as_deref().is_some_and(is_loopback_host) {
         refusal::log(Cause::ForeignHost, peer, &Quoted("Host", host.as_deref()));
         (
             StatusCode::FORBIDDEN,
@@ -52,6 +68,28 @@ pub async fn check(State(front): State<Front>, request: Request, next: Next) -> 
         response
     };
     with_headers(response, api)
+}
+
+/// The largest request head served: 64 KiB, as the connection's buffer holds. hyper
+/// refuses a larger head only when it comes in several reads; one that arrives in one
+/// write (up to some 114 KiB fit the first read) is parsed whole, so the size is checked
+/// here as well, on what was parsed.
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// The size of `request`'s head as sent, at least: the request line and every header
+/// line with their separators and line ends, and the blank line that ends the head.
+fn head_bytes(request: &Request) -> usize {
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or(1, |target| target.as_str().len());
+    let line = request.method().as_str().len() + 1 + target + " HTTP/1.1\r\n".len();
+    let headers: usize = request
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + ": ".len() + value.len() + 2)
+        .sum();
+    line + headers + 2
 }
 
 /// Whether `path` is the API's or MCP's: answers that hold a token's data.

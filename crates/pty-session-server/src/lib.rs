@@ -50,6 +50,7 @@ pub mod proof;
 pub mod refusal;
 pub mod reply;
 pub mod secrets;
+pub mod shown;
 pub mod stdio;
 pub mod stdio_framing;
 pub mod stream_slots;

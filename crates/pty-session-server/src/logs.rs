@@ -5,6 +5,12 @@
 //! does not exist, bad params) as a WARN, and a response it cannot send because the client
 //! went away mid-call as an ERROR: neither is the server's fault, so [`ClientMistakes`]
 //! hides them unless `RUST_LOG` asks for debug lines.
+//!
+//! rmcp's debug and trace lines hold every message whole: what an agent sends a program
+//! (a password typed through the MCP App view among it) and what the program printed.
+//! `RUST_LOG=debug` is what a person sets to see why a session misbehaves, not to write
+//! everyone's keys into a file, so rmcp stays at `info` unless `RUST_LOG` names it
+//! ([`redacted`]); `RUST_LOG=debug,rmcp=debug` still shows the messages, on purpose.
 
 use std::fmt;
 use std::io::IsTerminal as _;
@@ -20,10 +26,24 @@ use tracing_subscriber::util::SubscriberInitExt as _;
 /// at the default level.
 pub const STARTUP: &str = "pty_session_server::startup";
 
-/// Installs the stderr logger: `RUST_LOG` if set, else `default_directives`.
+/// `RUST_LOG`'s directives, with rmcp capped at `info` unless they name it: its debug
+/// lines hold the messages whole (what is typed, what programs print).
+pub fn redacted(directives: &str) -> String {
+    if directives.contains("rmcp") || directives.trim().is_empty() {
+        directives.to_owned()
+    } else {
+        format!("{directives},rmcp=info")
+    }
+}
+
+/// Installs the stderr logger: `RUST_LOG` if set (rmcp's messages [`redacted`]), else
+/// `default_directives`.
 pub fn init(default_directives: &str) {
-    let filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_directives));
+    let filter = match std::env::var(EnvFilter::DEFAULT_ENV) {
+        Ok(directives) => EnvFilter::try_new(redacted(&directives))
+            .unwrap_or_else(|_| EnvFilter::new(default_directives)),
+        Err(_) => EnvFilter::new(default_directives),
+    };
     let verbose = filter
         .max_level_hint()
         .is_some_and(|level| level >= LevelFilter::DEBUG);
@@ -95,6 +115,17 @@ impl Visit for Fields {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rmcp_stays_at_info_unless_named() {
+        assert_eq!(redacted("debug"), "debug,rmcp=info");
+        assert_eq!(
+            redacted("warn,pty_session=trace"),
+            "warn,pty_session=trace,rmcp=info"
+        );
+        assert_eq!(redacted("debug,rmcp=debug"), "debug,rmcp=debug");
+        assert_eq!(redacted(""), "");
+    }
 
     #[test]
     fn client_mistakes_and_server_errors() {

@@ -40,6 +40,7 @@ use crate::owner::Owners;
 use crate::ownership;
 use crate::persist_peer::Refused;
 use crate::refusal::{self, Cause};
+use crate::shown::shown;
 use crate::tools::PtyTools;
 
 /// The socket's name in [`socket_dir`].
@@ -530,15 +531,15 @@ pub async fn serve(
                                 return;
                             }
                             if let Err(err) = server.client(stream).await {
-                                tracing::info!("a client: {err:#}");
+                                log_client_error(&err);
                             }
                         });
                     }
                     Err(ownership::Stranger::OtherUser(uid)) => {
-                        tracing::warn!(uid, "refused a client of another user");
+                        refusal::log(Cause::ForeignUser, None, &format_args!(" (uid {uid})"));
                     }
                     Err(ownership::Stranger::Unknown(err)) => {
-                        tracing::warn!(%err, "refused a client whose user cannot be told");
+                        refusal::log(Cause::UnknownUser, None, &format_args!(" ({err})"));
                     }
                 }
             }
@@ -575,7 +576,9 @@ impl Server {
     async fn client(self, mut stream: UnixStream) -> anyhow::Result<()> {
         let hello = tokio::time::timeout(HELLO_TIMEOUT, read_hello(&mut stream))
             .await
-            .map_err(|_| anyhow!("no first line within {HELLO_TIMEOUT:?}"))??;
+            .map_err(|_| anyhow!("no first line within {HELLO_TIMEOUT:?}"))
+            .and_then(|read| read)
+            .context(BadHello)?;
         match hello {
             Hello::Mcp { owner, cwd } => {
                 if owner.is_empty() {
@@ -629,6 +632,30 @@ impl Server {
                 Ok(())
             }
         }
+    }
+}
+
+/// Why a connection was closed before it was served: its first line was no request, or
+/// it sent none in time.
+#[derive(Debug)]
+struct BadHello;
+
+impl std::fmt::Display for BadHello {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("no request")
+    }
+}
+
+/// Logs why a client's connection ended in an error. A first line that is no request is a
+/// refusal, logged as every refusal is (at most a line a second, however many
+/// connections send one); the rest are the ordinary course of a client, at `info`.
+fn log_client_error(err: &anyhow::Error) {
+    if err.downcast_ref::<BadHello>().is_some() {
+        let why: Vec<String> = err.chain().skip(1).map(ToString::to_string).collect();
+        let why = shown(&why.join(": ")).into_owned();
+        refusal::log(Cause::BadHello, None, &format_args!(": {why}"));
+    } else {
+        tracing::info!("a client: {err:#}");
     }
 }
 

@@ -21,6 +21,7 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig
 use tokio_util::sync::CancellationToken;
 
 use crate::attach::ListedSession;
+use crate::shown::shown;
 use crate::view_stream::{self, Incoming, Input, PersonSocket};
 
 /// The largest message either side may send: a paste of 1 MiB, as a send takes.
@@ -98,7 +99,7 @@ pub async fn stream<S>(
             .await;
         return close(&mut socket, CLOSE_NOT_FOUND, "no such session").await;
     };
-    tracing::debug!(session = %id, %owner, "a person attached");
+    tracing::debug!(session = %id, owner = %shown(owner.as_str()), "a person attached");
     let reason = view_stream::serve(
         &mut socket,
         service,

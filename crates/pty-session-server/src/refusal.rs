@@ -30,6 +30,8 @@ pub enum Cause {
     ForeignHost,
     /// 403: an `Origin` that is not loopback.
     ForeignOrigin,
+    /// 431: a request head larger than 64 KiB.
+    HeadTooLarge,
     /// A connection closed at once: every open one was serving an authorized request.
     ConnectionCap,
     /// `SESSION_LIMIT`: the token has all the MCP sessions it may.
@@ -39,6 +41,13 @@ pub enum Cause {
     SandboxedPeer,
     /// The background server closed a connection whose process it cannot read.
     UnknownPeer,
+    /// The background server closed a connection from another user.
+    ForeignUser,
+    /// The background server closed a connection whose first line was no request (or
+    /// that sent none in time).
+    BadHello,
+    /// The background server closed a connection whose user it cannot tell.
+    UnknownUser,
 }
 
 impl Cause {
@@ -51,10 +60,14 @@ impl Cause {
             Cause::StreamDisplaced => "stream-displaced",
             Cause::ForeignHost => "foreign-host",
             Cause::ForeignOrigin => "foreign-origin",
+            Cause::HeadTooLarge => "head-too-large",
             Cause::ConnectionCap => "connection-cap",
             Cause::McpSessionLimit => "mcp-session-limit",
             Cause::SandboxedPeer => "sandboxed-peer",
             Cause::UnknownPeer => "unknown-peer",
+            Cause::ForeignUser => "foreign-user",
+            Cause::BadHello => "bad-hello",
+            Cause::UnknownUser => "unknown-user",
         }
     }
 
@@ -71,12 +84,16 @@ impl Cause {
             }
             Cause::ForeignHost => "403: the Host is not a loopback name",
             Cause::ForeignOrigin => "403: the Origin is not a loopback address",
+            Cause::HeadTooLarge => "431: a request head larger than 64 KiB",
             Cause::ConnectionCap => "a connection closed: every open one serves a request",
             Cause::McpSessionLimit => "SESSION_LIMIT: the token has all the MCP sessions it may",
             Cause::SandboxedPeer => {
                 "a sandboxed process (more confined than the server) connected to the background server"
             }
             Cause::UnknownPeer => "a process the background server cannot read connected to it",
+            Cause::ForeignUser => "a client of another user",
+            Cause::BadHello => "a client whose first line is no request",
+            Cause::UnknownUser => "a client whose user cannot be told",
         }
     }
 }

@@ -1,8 +1,9 @@
 //! People beside the agent over HTTP: the web view at `/` and the API it, `pty-session ls`
 //! and `pty-session attach` use, next to `/mcp` on `serve`.
 //!
-//! - `GET /`, `/app.js`, `/style.css`, `/vendor/xterm.{js,css}`: the page, embedded in the
-//!   binary, with a Content-Security-Policy that allows nothing but this origin.
+//! - `GET /`, `/app.js`, `/safe.js`, `/style.css`, `/vendor/xterm.{js,css}`: the page,
+//!   embedded in the binary, with a Content-Security-Policy that allows nothing but this
+//!   origin.
 //! - `GET /api/sessions`: the token's sessions as JSON; `GET /api/sessions/live`: the same
 //!   list as server-sent events, a new one whenever it changes.
 //! - `GET /api/me`: the name of the token signed in, `{"name": ...}`.
@@ -46,6 +47,8 @@ use crate::xterm::{XTERM_CSS, XTERM_JS};
 
 const INDEX_HTML: &str = include_str!("../web/index.html");
 const APP_JS: &str = include_str!("../web/app.js");
+/// What the views show and send safely; the MCP App view inlines it too.
+const SAFE_JS: &str = include_str!("../web/safe.js");
 const STYLE_CSS: &str = include_str!("../web/style.css");
 /// The tab's icon (an SVG, which browsers take at `/favicon.ico` too).
 const FAVICON: &str = include_str!("../web/favicon.svg");
@@ -174,6 +177,10 @@ pub fn router(web: Arc<Web>) -> Router {
         .route(
             "/app.js",
             get(|| page(APP_JS, "text/javascript; charset=utf-8")),
+        )
+        .route(
+            "/safe.js",
+            get(|| page(SAFE_JS, "text/javascript; charset=utf-8")),
         )
         .route(
             "/style.css",

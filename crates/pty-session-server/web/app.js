@@ -48,7 +48,11 @@ function renderList() {
     const tr = document.createElement("tr");
     tr.dataset.id = s.id;
     tr.className = s.running ? "running" : "exited";
-    const cells = [s.id, s.command, s.status, age(now - s.startedAtMs), String(s.unreadLines)];
+    // What the session chose is shown escaped (see safe.js), and set as text, never HTML.
+    const cells = [
+      shown(s.id), shown(s.command), shown(s.status), age(now - s.startedAtMs),
+      String(s.unreadLines),
+    ];
     cells.forEach((text, i) => {
       const td = document.createElement("td");
       td.textContent = text;
@@ -61,8 +65,8 @@ function renderList() {
       const span = document.createElement("span");
       span.className = "badge";
       const pending = s.pending.trim();
-      span.title = "waits at this prompt: " + s.pending;
-      span.textContent = pending.length > 60 ? "…" + pending.slice(-59) : pending;
+      span.title = "waits at this prompt: " + shown(s.pending);
+      span.textContent = shown(pending.length > 60 ? "…" + pending.slice(-59) : pending);
       badge.append(span);
     }
     tr.append(badge);
@@ -208,12 +212,14 @@ function closeTerminal() {
 function openTerminal(s) {
   closeTerminal();
   show("terminal-view");
-  $("terminal-title").textContent = s.id + "  " + s.command;
+  $("terminal-title").textContent = shown(s.id) + "  " + shown(s.command);
   setState("connecting");
   const t = new Terminal({
     convertEol: false, cursorBlink: true, scrollback: 5000, fontSize: BASE_FONT,
   });
   term = t;
+  quietAnswers(t);
+  const focus = { focusing: false };
   t.open($("terminal"));
   let greeted = false;
   const ws = new WebSocket(
@@ -234,7 +240,7 @@ function openTerminal(s) {
       t.resize(message.cols, message.rows);
       fitToWindow();
       setState("live");
-      t.focus();
+      focusQuietly(t, focus);
     } else if (message.type === "resize") {
       // The session's window changed (an agent, or a person): follow it. The resize is
       // queued with the output, so the bytes before it are drawn at the old size.
@@ -268,6 +274,7 @@ function openTerminal(s) {
     }
   });
   t.onData((data) => {
+    if (unmadeFocusReport(data, focus)) return;
     if (ws.readyState === WebSocket.OPEN) ws.send(encoder.encode(data));
   });
   t.onBinary((data) => {

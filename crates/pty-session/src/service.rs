@@ -248,7 +248,9 @@ impl PtyService {
         })?;
         self.shared.registry().insert(session.clone());
         drop(reservation);
-        tracing::debug!(session = %id, owner = %owner, pid = session.pid, "opened");
+        // The owner as Rust quotes it: an agent may name it (a directory, `--owner`), and
+        // quoted, its control and bidi characters cannot act on the terminal that shows the log.
+        tracing::debug!(session = %id, owner = ?owner.as_str(), pid = session.pid, "opened");
 
         let base = Baseline::at_open(&session);
         let progress = request.settle.progress.as_ref();

@@ -335,3 +335,104 @@ async fn the_mcp_app_under_the_sdk_host_types_without_reading_and_stops() {
     server.stop().await;
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Commands a red team chose to fool a person: one that erases its own row and moves up,
+/// one with a newline that fakes a row, one that sets the window's title, one reversed by
+/// a right-to-left override.
+pub(crate) const HOSTILE_COMMANDS: [&str; 4] = [
+    "sleep 100 # \x1b[2K\r\x1b[1A",
+    "sleep 100 #\nfake 00000000 running",
+    "sleep 100 # \x1b]0;owned\x07",
+    "sleep 100 # \u{202e}txt.exe",
+];
+
+/// A program that asks for focus reports, waits for `go`, then queries the terminal (the
+/// cursor position, DA1, DA2, DSR and the background colour) and prints how many answers
+/// of each kind its raw stdin got within two seconds, and the bytes.
+const QUERIES_PY: &str = r#"
+import os, re, select, sys, termios, time, tty
+go = sys.argv[1]
+old = termios.tcgetattr(0)
+tty.setraw(0)
+os.write(1, b"\x1b[?1004hwaiting\r\n")
+while not os.path.exists(go):
+    time.sleep(0.05)
+os.write(1, b"\x1b[6n\x1b[c\x1b[>c\x1b[5n\x1b]11;?\x07")
+got = b""
+end = time.time() + 2
+while time.time() < end:
+    ready, _, _ = select.select([0], [], [], max(0, end - time.time()))
+    if ready:
+        got += os.read(0, 4096)
+count = lambda pattern: len(re.findall(pattern, got))
+line = "cpr=%d da1=%d da2=%d dsr=%d osc=%d focus=%d got=%r" % (
+    count(rb"\x1b\[\d+;\d+R"), count(rb"\x1b\[\?[\d;]*c"), count(rb"\x1b\[>[\d;]*c"),
+    count(rb"\x1b\[0n"), count(rb"\x1b\]11;"), count(rb"\x1b\[[IO]"), got)
+termios.tcsetattr(0, termios.TCSADRAIN, old)
+print(line)
+"#;
+
+/// The web list shows what a session chose escaped, exactly as `ls` does (the page's
+/// `shown` against the server's), with no control or bidi character left in the cell; a
+/// program queried while the page watches gets exactly one answer to each query (the
+/// server's: xterm.js answers none) and no focus report for the page's own focus.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_view_lists_commands_escaped_and_answers_no_query_twice() {
+    let dir = scratch("browser-safety");
+    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let agent = current_client(&server.url, TOKEN).await;
+    let mut expected = serde_json::Map::new();
+    let mut ids = Vec::new();
+    for command in HOSTILE_COMMANDS {
+        let (id, _) = open(&agent, json!({"command": command, "settle": "none"})).await;
+        let shown = pty_session_server::shown::shown(command).into_owned();
+        assert!(!shown.contains(['\x1b', '\n', '\r', '\x07', '\u{202e}']));
+        expected.insert(id.clone(), shown.into());
+        ids.push(id);
+    }
+    let script = dir.join("queries.py");
+    std::fs::write(&script, QUERIES_PY).unwrap();
+    let go = dir.join("go");
+    let (queries, _) = open(
+        &agent,
+        json!({
+            "command": format!("python3 {} {}", script.display(), go.display()),
+            "until": "waiting",
+        }),
+    )
+    .await;
+
+    let browser = Browser::start(dir.join("profile")).await;
+    let mut command = Command::new("node");
+    command
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web/safety.mjs"))
+        .env("CDP_URL", &browser.devtools)
+        .env("PAGE_URL", format!("http://{}/", server.addr))
+        .env("TOKEN", TOKEN)
+        .env("EXPECTED", serde_json::Value::Object(expected).to_string())
+        .env("QUERY_ID", &queries)
+        .env("GO_FILE", &go);
+    let driven = drive(command, &agent, DEADLINE * 3).await;
+    browser.stop().await;
+    if let Err(failed) = driven {
+        panic!("{failed}");
+    }
+    let tail = call(
+        &agent,
+        "pty_tail",
+        json!({"id": queries, "until": "cpr=\\d", "timeoutMs": 10_000}),
+    )
+    .await;
+    let text = ok(&tail)["text"].as_str().unwrap().to_owned();
+    assert!(
+        text.contains("cpr=1 da1=1 da2=1 dsr=1 osc=1 focus=0 "),
+        "one answer to each query, no focus report: {text}"
+    );
+
+    for id in ids.iter().chain([&queries]) {
+        call(&agent, "pty_close", json!({"id": id})).await;
+    }
+    drop(agent);
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(dir);
+}

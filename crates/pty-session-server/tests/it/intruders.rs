@@ -265,6 +265,7 @@ async fn every_route_refuses_a_foreign_host() {
     let routes = [
         ("/", false),
         ("/app.js", false),
+        ("/safe.js", false),
         ("/style.css", false),
         ("/vendor/xterm.js", false),
         ("/vendor/xterm.css", false),

@@ -94,3 +94,34 @@ async fn serve_is_quiet_about_what_clients_do() {
     }
     assert!(log.contains("listening on http://"), "{log}");
 }
+
+/// `RUST_LOG=debug` shows the server's debug lines but not what an agent types nor what
+/// the program printed (rmcp's message dumps stay off unless `RUST_LOG` names rmcp).
+#[tokio::test]
+async fn debug_logs_hold_no_keys_and_no_output() {
+    let mut command = Command::new(BIN);
+    command
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("RUST_LOG", "debug");
+    let mut server = http_server_from(command, &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let client = current_client(&server.url, TOKEN).await;
+    let (id, _) = open(&client, json!({"command": "cat"})).await;
+    let sent = crate::support::call(
+        &client,
+        "pty_send",
+        json!({"id": id, "data": "typed-secret-4711"}),
+    )
+    .await;
+    assert!(
+        crate::support::ok(&sent)["delta"]
+            .as_str()
+            .unwrap()
+            .contains("typed-secret-4711")
+    );
+    crate::support::call(&client, "pty_close", json!({"id": id})).await;
+    drop(client);
+    server.stop().await;
+    let log = server.log();
+    assert!(log.contains("opened"), "debug lines are on: {log}");
+    assert!(!log.contains("typed-secret"), "{log}");
+}

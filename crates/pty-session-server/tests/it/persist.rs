@@ -291,7 +291,7 @@ async fn the_socket_is_private_and_another_user_is_refused() {
         "closed without an answer: {said}"
     );
     assert!(
-        runtime.log().contains("refused a client of another user"),
+        runtime.log().contains("refused: a client of another user"),
         "{}",
         runtime.log()
     );
@@ -880,4 +880,93 @@ async fn a_confined_peer_is_refused_by_what_it_is_wherever_it_runs() {
         // SAFETY: waitpid on a child of ours (adopted), with a local status.
         unsafe { libc::waitpid(pid as i32, &mut status, 0) };
     }
+}
+
+/// A hundred connections whose first line is no request: each is refused, and the log
+/// says so in a bounded number of lines (at most one a second), not a line each.
+#[tokio::test]
+async fn a_hundred_refused_connections_cost_a_few_log_lines() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let runtime = Runtime::new("refusals");
+    let project = runtime.project("project");
+    let _client = runtime.client(&project, &[]).await;
+    let socket = runtime.dir().join("persist.sock");
+    let before = runtime.log().lines().count();
+    let started = Instant::now();
+    for _ in 0..100 {
+        let mut stream = tokio::net::UnixStream::connect(&socket).await.unwrap();
+        stream.write_all(b"not a request\n").await.unwrap();
+        // The server closes it without an answer.
+        let mut answer = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut answer))
+            .await
+            .expect("the refused connection is closed");
+        assert!(answer.is_empty(), "{answer:?}");
+    }
+    let seconds = started.elapsed().as_secs();
+    eventually("the refusals' line", || {
+        runtime.log().contains("first line")
+    })
+    .await;
+    let log = runtime.log();
+    let lines = log.lines().count() - before;
+    assert!(
+        lines as u64 <= seconds + 2,
+        "{lines} lines for 100 refusals in {seconds} s:\n{log}"
+    );
+}
+
+/// `ls` prints what the agent chose (its owner name, its commands) escaped: a command
+/// cannot erase or fake a row, set the window's title or reorder itself, and every
+/// session is one row.
+#[tokio::test]
+async fn ls_prints_what_sessions_chose_escaped() {
+    use crate::browser::HOSTILE_COMMANDS;
+    let runtime = Runtime::new("ls-escaped");
+    let project = runtime.project("project");
+    let owner = "team\x1b]0;owned\x07\u{202e}";
+    let client = runtime.client(&project, &["--owner", owner]).await;
+    let mut ids = Vec::new();
+    for command in HOSTILE_COMMANDS {
+        let (id, _) = crate::support::open(
+            &client.client,
+            json!({"command": command, "settle": "none"}),
+        )
+        .await;
+        ids.push(id);
+    }
+    let output = runtime
+        .command(&["ls", "--persist"])
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{output:?}");
+    let shown = |text: &str| pty_session_server::shown::shown(text).into_owned();
+    for (id, command) in ids.iter().zip(HOSTILE_COMMANDS) {
+        let row = text
+            .lines()
+            .find(|line| line.starts_with(id.as_str()))
+            .unwrap_or_else(|| panic!("no row for {id}:\n{text}"));
+        assert!(
+            row.ends_with(&shown(command)) && row.contains(&shown(owner)),
+            "{row:?}"
+        );
+    }
+    assert!(
+        text.contains(r"sleep 100 # \e[2K\r\e[1A")
+            && text.contains(r"\u{202e}txt.exe")
+            && text.contains(r"# \e]0;owned\x07")
+            && text.contains(r"team\e]0;owned\x07\u{202e}"),
+        "{text}"
+    );
+    assert!(
+        !text.contains(['\x1b', '\r', '\x07', '\u{202e}']),
+        "no control reaches the terminal: {text:?}"
+    );
+    assert_eq!(
+        text.lines().count(),
+        1 + ids.len(),
+        "one row a session: {text}"
+    );
 }

@@ -161,6 +161,8 @@
     if (!term) {
       const theme = hostContext.theme === "light" ? "light" : "dark";
       term = new Terminal({ cols: screen.cols, rows: screen.rows, cursorBlink: true, theme: THEMES[theme] });
+      // The server answers the program's queries; xterm.js must not answer them again.
+      quietAnswers(term);
       term.open(box);
       term.onData((data) => {
         if (!sessionId || stopped) return;

@@ -1,0 +1,110 @@
+// What a session chose, on the web page: commands holding terminal controls and a
+// right-to-left override are listed escaped, as `pty-session ls` shows them; and a
+// program that queries the terminal while the page watches it gets one answer per query
+// (the server's), xterm.js's own answers and the page's focus report never reaching it.
+// Run by tests/it/browser.rs, which opens the sessions, starts the browser and reads what
+// the program got. Needs nothing but Node (18 or later).
+import { writeFileSync } from "node:fs";
+import { connect } from "./cdp.mjs";
+
+const env = (name) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+};
+const CDP_URL = env("CDP_URL");
+const PAGE_URL = env("PAGE_URL");
+const TOKEN = env("TOKEN");
+// {id: the command as the page must show it}
+const EXPECTED = JSON.parse(env("EXPECTED"));
+const QUERY_ID = env("QUERY_ID");
+const GO_FILE = env("GO_FILE");
+const DEADLINE_MS = 30000;
+
+const step = (what, detail) => console.log(JSON.stringify({ step: what, ...detail }));
+
+const cdp = await connect(CDP_URL);
+let nextId = 1;
+const waiting = new Map();
+cdp.onmessage = (event) => {
+  const message = JSON.parse(event.data);
+  if (message.method === "Runtime.exceptionThrown") {
+    console.error("page exception:", JSON.stringify(message.params.exceptionDetails));
+  }
+  const entry = waiting.get(message.id);
+  if (!entry) return;
+  waiting.delete(message.id);
+  if (message.error) entry.reject(new Error(JSON.stringify(message.error)));
+  else entry.resolve(message.result);
+};
+const send = (method, params = {}, sessionId) =>
+  new Promise((resolve, reject) => {
+    const id = nextId++;
+    waiting.set(id, { resolve, reject });
+    cdp.send(JSON.stringify({ id, method, params, sessionId }));
+  });
+
+const { targetId } = await send("Target.createTarget", { url: "about:blank" });
+const { sessionId } = await send("Target.attachToTarget", { targetId, flatten: true });
+const page = (method, params) => send(method, params, sessionId);
+await page("Page.enable");
+await page("Runtime.enable");
+// The page counts as focused, as a person's window would: its own focus on opening a
+// session then fires a focus event, and xterm.js would report it.
+await page("Emulation.setFocusEmulationEnabled", { enabled: true });
+
+async function evaluate(expression) {
+  const { result, exceptionDetails } = await page("Runtime.evaluate", {
+    expression, returnByValue: true, awaitPromise: true,
+  });
+  if (exceptionDetails) throw new Error(`${expression}: ${JSON.stringify(exceptionDetails)}`);
+  return result.value;
+}
+
+async function waitFor(what, expression) {
+  const start = Date.now();
+  for (;;) {
+    const value = await evaluate(expression);
+    if (value) return value;
+    if (Date.now() - start > DEADLINE_MS) {
+      const screen = await evaluate("document.body.innerText");
+      throw new Error(`timed out waiting for ${what}; the page shows:\n${screen}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+await page("Page.navigate", { url: PAGE_URL });
+await waitFor("the page's script", "document.readyState === 'complete' && document.body.dataset.ready === 'yes'");
+await evaluate(`(() => {
+  document.getElementById('token').value = ${JSON.stringify(TOKEN)};
+  document.querySelector('#login-form button').click();
+})()`);
+
+// 1. The list: each command cell is the escaped text, as one line.
+const shownCommands = {};
+for (const [id, expected] of Object.entries(EXPECTED)) {
+  const cell = await waitFor(`session ${id} in the list`,
+    `document.querySelector('tr[data-id="${id}"] td.command')?.textContent`);
+  shownCommands[id] = cell;
+  if (cell !== expected) {
+    throw new Error(`the list shows ${JSON.stringify(cell)} for ${id}, not ${JSON.stringify(expected)}`);
+  }
+  const html = await evaluate(`document.querySelector('tr[data-id="${id}"] td.command').innerHTML`);
+  if (/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/.test(html)) {
+    throw new Error(`the cell of ${id} holds a control: ${JSON.stringify(html)}`);
+  }
+}
+step("listed escaped", { shownCommands });
+
+// 2. The querying program, watched: once the page is live, it may ask.
+await evaluate(`document.querySelector('tr[data-id="${QUERY_ID}"]').click()`);
+await waitFor("the terminal live", "document.getElementById('terminal-state').textContent === 'live'");
+await waitFor("the program waiting", "(document.querySelector('.xterm-rows')?.innerText ?? '').includes('waiting')");
+const focused = await evaluate("document.activeElement?.classList.contains('xterm-helper-textarea')");
+writeFileSync(GO_FILE, "go\n");
+const got = await waitFor("what the program got",
+  "(document.querySelector('.xterm-rows')?.innerText ?? '').split('\\n').find(l => /^cpr=\\d/.test(l))");
+step("queried", { focused, got });
+console.log(JSON.stringify({ ok: true }));
+process.exit(0);
