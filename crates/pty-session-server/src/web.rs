@@ -259,12 +259,13 @@ fn authenticate(
     web: &Web,
     headers: &HeaderMap,
     extensions: &Extensions,
-) -> Result<Principal, Response> {
+) -> Result<Principal, Box<Response>> {
     let principal = web
         .tokens
         .authenticate(headers.get(header::AUTHORIZATION))
-        .ok_or_else(unauthorized)?;
-    connections::authorize(extensions, &principal.0).map_err(|at_cap| at_cap.response())?;
+        .ok_or_else(|| Box::new(unauthorized()))?;
+    connections::authorize(extensions, &principal.0)
+        .map_err(|at_cap| Box::new(at_cap.response()))?;
     Ok(principal)
 }
 
@@ -274,11 +275,11 @@ fn authenticate_stream(
     web: &Web,
     headers: &HeaderMap,
     extensions: &Extensions,
-) -> Result<Principal, Response> {
+) -> Result<Principal, Box<Response>> {
     let principal = web
         .tokens
         .authenticate(headers.get(header::AUTHORIZATION))
-        .ok_or_else(unauthorized)?;
+        .ok_or_else(|| Box::new(unauthorized()))?;
     connections::authorize_stream(extensions);
     Ok(principal)
 }
@@ -286,7 +287,7 @@ fn authenticate_stream(
 async fn list(State(web): State<Arc<Web>>, request: axum::extract::Request) -> Response {
     let principal = match authenticate(&web, request.headers(), request.extensions()) {
         Ok(principal) => principal,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     axum::Json(web.sessions_of(&principal)).into_response()
 }
@@ -295,7 +296,7 @@ async fn list(State(web): State<Arc<Web>>, request: axum::extract::Request) -> R
 async fn me(State(web): State<Arc<Web>>, request: axum::extract::Request) -> Response {
     let principal = match authenticate(&web, request.headers(), request.extensions()) {
         Ok(principal) => principal,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     axum::Json(serde_json::json!({"name": &*principal.0})).into_response()
 }
@@ -305,7 +306,7 @@ async fn me(State(web): State<Arc<Web>>, request: axum::extract::Request) -> Res
 async fn live(State(web): State<Arc<Web>>, request: axum::extract::Request) -> Response {
     let principal = match authenticate_stream(&web, request.headers(), request.extensions()) {
         Ok(principal) => principal,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let peer = request
         .extensions()
