@@ -13,6 +13,7 @@
 //! are separate processes and never counted.
 
 mod facade;
+mod fairness;
 mod looks;
 mod mcp;
 mod raw;
@@ -82,6 +83,8 @@ enum Workload {
     Sandboxes,
     /// Plain `ssh` to a local sshd: settled by the remote prompt beside `until`.
     Ssh,
+    /// One owner's echo beside another owner's floods, and alone.
+    Fairness,
 }
 
 /// Counts for one run: the full figures of BENCHMARKS.md, or small ones for `--quick`.
@@ -196,6 +199,7 @@ async fn run(args: &Args) -> Result<()> {
         Workload::Screens,
         Workload::Sandboxes,
         Workload::Ssh,
+        Workload::Fairness,
     ];
     for workload in all {
         if !args.only.is_empty() && !args.only.contains(&workload) {
@@ -216,6 +220,7 @@ async fn run(args: &Args) -> Result<()> {
             Workload::Screens => screens::screens(&plan, &mut report).await,
             Workload::Sandboxes => sandboxes::sandboxes(&plan, &mut report).await,
             Workload::Ssh => ssh::ssh(&plan, &mut report).await,
+            Workload::Fairness => fairness::fairness(&plan, &mut report).await,
         };
         ran.with_context(|| format!("workload {workload:?}"))?;
     }

@@ -143,6 +143,14 @@ pub struct ServeFlags {
     /// what the limit of open files leaves after maxSessions' share, at most 1024]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: Option<u64>,
+    /// Requests one token may have in flight at once; past it a request gets 503 naming
+    /// the token [default: a quarter of maxConnections]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections_per_token: Option<u64>,
+    /// Live lists and terminal streams one token may hold open; its newer one closes its
+    /// oldest [default: 32]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_streams_per_token: Option<u64>,
     /// Close a connection that has not sent a whole request head for this long: idle
     /// between requests, or dribbling one [default: 60]
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
@@ -522,8 +530,29 @@ impl ConfigArgs {
         let secs = |key, flag, from_file, default| {
             at_least(key, 1, flag, from_file, default).map(Duration::from_secs)
         };
+        let max_connections_per_token = match serve
+            .max_connections_per_token
+            .or(file.serve.max_connections_per_token)
+        {
+            Some(n) => Some(to_usize(
+                "maxConnectionsPerToken",
+                at_least("maxConnectionsPerToken", 1, Some(n), None, 0)?,
+            )?),
+            None => None,
+        };
         let http = HttpLimits {
             max_connections,
+            max_connections_per_token,
+            max_streams_per_token: to_usize(
+                "maxStreamsPerToken",
+                at_least(
+                    "maxStreamsPerToken",
+                    1,
+                    serve.max_streams_per_token,
+                    file.serve.max_streams_per_token,
+                    crate::stream_slots::DEFAULT_MAX_STREAMS_PER_TOKEN as u64,
+                )?,
+            )?,
             idle_timeout: secs(
                 "httpIdleTimeoutSecs",
                 serve.http_idle_timeout_secs,
@@ -612,7 +641,7 @@ mod tests {
         check_error(
             "tailLine = 5",
             expect![
-                "key `tailLine`: unknown field `tailLine`, expected one of `backendType`, `tailLines`, `tailBytes`, `scrollbackLines`, `scrollbackBytes`, `maxSessionsPerOwner`, `maxSessions`, `maxRequestBytes`, `maxExitedPerOwner`, `defaultEnv`, `recordDir`, `recordInput`, `recordMaxBytes`, `sandbox`, `sandboxWritable`, `sandboxNetwork`, `sandboxHidden`, `ownerIdleTimeoutSecs`, `maxConnections`, `httpIdleTimeoutSecs`, `httpBodyTimeoutSecs`, `maxMcpSessionsPerToken`, `mcpSessionIdleSecs`, `persist`, `persistIdleSecs`, `persistExitSecs`"
+                "key `tailLine`: unknown field `tailLine`, expected one of `backendType`, `tailLines`, `tailBytes`, `scrollbackLines`, `scrollbackBytes`, `maxSessionsPerOwner`, `maxSessions`, `maxRequestBytes`, `maxExitedPerOwner`, `defaultEnv`, `recordDir`, `recordInput`, `recordMaxBytes`, `sandbox`, `sandboxWritable`, `sandboxNetwork`, `sandboxHidden`, `ownerIdleTimeoutSecs`, `maxConnections`, `maxConnectionsPerToken`, `maxStreamsPerToken`, `httpIdleTimeoutSecs`, `httpBodyTimeoutSecs`, `maxMcpSessionsPerToken`, `mcpSessionIdleSecs`, `persist`, `persistIdleSecs`, `persistExitSecs`"
             ],
         );
         check_error(

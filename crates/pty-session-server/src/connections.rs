@@ -17,8 +17,7 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -70,6 +69,15 @@ pub struct ConnectionLimits {
     /// hyper's `header_read_timeout`: how long a connection may wait without a whole
     /// request head (new, dribbling, or kept alive between requests).
     pub idle_timeout: Duration,
+    /// Authorized requests in flight at once per token (`maxConnectionsPerToken`).
+    pub max_per_token: usize,
+}
+
+/// The default of `maxConnectionsPerToken` under a connection cap of `max_connections`:
+/// a quarter of it (at least one), so that a token alone cannot take the connections
+/// another token needs.
+pub fn default_max_per_token(max_connections: usize) -> usize {
+    (max_connections / 4).max(1)
 }
 
 /// The open connections. Cheap to clone.
@@ -84,6 +92,8 @@ pub struct Connections {
 struct Table {
     next: u64,
     open: HashMap<u64, Entry>,
+    /// Authorized requests in flight by the name of their token.
+    tokens: HashMap<Arc<str>, usize>,
 }
 
 struct Entry {
@@ -109,12 +119,19 @@ fn victim(open: impl IntoIterator<Item = (u64, usize, Instant)>) -> Option<u64> 
         .map(|(id, _, _)| id)
 }
 
+/// Whether a token that has `held` authorized requests in flight may have one more under
+/// a cap of `per_token`.
+fn token_has_room(held: usize, per_token: usize) -> bool {
+    held < per_token.max(1)
+}
+
 /// What to do with a connection just accepted.
 enum Admission {
     /// Serve it as `id`; it closes at once when `evict` is cancelled.
     Serve { id: u64, evict: CancellationToken },
-    /// Every open connection is serving an authorized request: close it.
-    Refuse,
+    /// Every open connection is serving an authorized request: close it. The token with
+    /// the most requests in flight and their count, for the log.
+    Refuse(Option<(Arc<str>, usize)>),
 }
 
 impl Table {
@@ -125,7 +142,12 @@ impl Table {
                 .iter()
                 .map(|(id, e)| (*id, e.authorized, e.idle_since));
             let Some(old) = victim(candidates) else {
-                return Admission::Refuse;
+                let busiest = self
+                    .tokens
+                    .iter()
+                    .max_by(|(a, x), (b, y)| x.cmp(y).then_with(|| b.cmp(a)))
+                    .map(|(name, held)| (name.clone(), *held));
+                return Admission::Refuse(busiest);
             };
             if let Some(entry) = self.open.remove(&old) {
                 entry.evict.cancel();
@@ -152,8 +174,9 @@ impl Table {
 struct Busy {
     table: Arc<Mutex<Table>>,
     id: u64,
-    /// Whether the request was authorized; read and written under the table's lock.
-    authorized: Arc<AtomicBool>,
+    /// Set under the table's lock once the request is authorized: with the token it counts
+    /// against, or `None` for a stream (capped apart, [`crate::stream_slots`]).
+    authorized: Arc<OnceLock<Option<Arc<str>>>>,
 }
 
 impl Busy {
@@ -172,9 +195,17 @@ impl Busy {
 impl Drop for Busy {
     fn drop(&mut self) {
         let mut table = self.table.lock().expect("connections lock");
+        if let Some(Some(token)) = self.authorized.get()
+            && let Some(held) = table.tokens.get_mut(token)
+        {
+            *held = held.saturating_sub(1);
+            if *held == 0 {
+                table.tokens.remove(token);
+            }
+        }
         if let Some(entry) = table.open.get_mut(&self.id) {
             entry.busy = entry.busy.saturating_sub(1);
-            if self.authorized.swap(false, Ordering::Relaxed) {
+            if self.authorized.get().is_some() {
                 entry.authorized = entry.authorized.saturating_sub(1);
             }
             entry.idle_since = Instant::now();
@@ -191,7 +222,40 @@ pub struct Connection {
     local: Option<SocketAddr>,
     table: Arc<Mutex<Table>>,
     id: u64,
-    authorized: Arc<AtomicBool>,
+    authorized: Arc<OnceLock<Option<Arc<str>>>>,
+    per_token: usize,
+}
+
+/// A token at its cap of requests in flight (`maxConnectionsPerToken`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenAtCap {
+    /// The token's name.
+    pub token: Arc<str>,
+    /// Its requests in flight.
+    pub held: usize,
+    /// `maxConnectionsPerToken`.
+    pub cap: usize,
+}
+
+impl TokenAtCap {
+    /// The 503 answer, marked as a refusal that names the token (never the token itself).
+    pub fn response(&self) -> axum::response::Response {
+        use axum::response::IntoResponse as _;
+        let message = format!(
+            "503 Service Unavailable: token {:?} has {} requests in flight, the most it may \
+             (maxConnectionsPerToken = {}); wait for one to end\n",
+            &*self.token, self.held, self.cap
+        );
+        let detail = format!(
+            " (token {:?}, {} in flight, maxConnectionsPerToken = {})",
+            &*self.token, self.held, self.cap
+        );
+        crate::refusal::refuse_with(
+            (http::StatusCode::SERVICE_UNAVAILABLE, message).into_response(),
+            crate::refusal::Cause::TokenConnectionCap,
+            detail,
+        )
+    }
 }
 
 impl Connection {
@@ -206,23 +270,58 @@ impl Connection {
         self.local
     }
 
-    /// Marks the request authorized: until its answer is sent, its connection is not
-    /// closed to make room for a new one.
-    pub fn authorize(&self) {
+    /// Marks the request authorized with `token` (its name): until its answer is sent, its
+    /// connection is not closed to make room for a new one. Refused when the token has
+    /// `maxConnectionsPerToken` requests in flight already; the request then stays
+    /// unauthorized.
+    pub fn authorize(&self, token: &Arc<str>) -> Result<(), TokenAtCap> {
         let mut table = self.table.lock().expect("connections lock");
-        if let Some(entry) = table.open.get_mut(&self.id)
-            && !self.authorized.swap(true, Ordering::Relaxed)
+        if self.authorized.get().is_some() {
+            return Ok(());
+        }
+        let held = table.tokens.get(token).copied().unwrap_or(0);
+        if !token_has_room(held, self.per_token) {
+            return Err(TokenAtCap {
+                token: token.clone(),
+                held,
+                cap: self.per_token,
+            });
+        }
+        let _ = self.authorized.set(Some(token.clone()));
+        *table.tokens.entry(token.clone()).or_default() += 1;
+        if let Some(entry) = table.open.get_mut(&self.id) {
+            entry.authorized += 1;
+        }
+        Ok(())
+    }
+
+    /// Marks the request authorized as a long-lived stream: its connection is not closed
+    /// for a new one, and it does not count against its token's requests in flight (its
+    /// token's streams are capped apart, [`crate::stream_slots`], at most as many).
+    pub fn authorize_stream(&self) {
+        let mut table = self.table.lock().expect("connections lock");
+        if self.authorized.set(None).is_ok()
+            && let Some(entry) = table.open.get_mut(&self.id)
         {
             entry.authorized += 1;
         }
     }
 }
 
-/// Marks the request in `extensions` authorized (see [`Connection::authorize`]); nothing
-/// for a request that came another way.
-pub fn authorize(extensions: &http::Extensions) {
+/// Marks the request in `extensions` authorized as a stream (see
+/// [`Connection::authorize_stream`]); nothing for a request that came another way.
+pub fn authorize_stream(extensions: &http::Extensions) {
     if let Some(connection) = extensions.get::<Connection>() {
-        connection.authorize();
+        connection.authorize_stream();
+    }
+}
+
+/// Marks the request in `extensions` authorized with `token` (see
+/// [`Connection::authorize`]); nothing for a request that came another way.
+pub fn authorize(extensions: &http::Extensions, token: &Arc<str>) -> Result<(), TokenAtCap> {
+    match extensions.get::<Connection>() {
+        Some(connection) => connection.authorize(token),
+        None => Ok(()),
     }
 }
 
@@ -318,14 +417,25 @@ impl Connections {
             .lock()
             .expect("connections lock")
             .admit(self.limits.max_connections, Instant::now());
-        let Admission::Serve { id, evict } = admission else {
-            let cap = format!(" (maxConnections = {})", self.limits.max_connections);
-            crate::refusal::log(crate::refusal::Cause::ConnectionCap, Some(peer), &cap);
-            return;
+        let (id, evict) = match admission {
+            Admission::Serve { id, evict } => (id, evict),
+            Admission::Refuse(busiest) => {
+                let mut cap = format!(" (maxConnections = {}", self.limits.max_connections);
+                if let Some((token, held)) = busiest {
+                    cap.push_str(&format!(
+                        "; token {:?} has the most in flight: {held}",
+                        &*token
+                    ));
+                }
+                cap.push(')');
+                crate::refusal::log(crate::refusal::Cause::ConnectionCap, Some(peer), &cap);
+                return;
+            }
         };
         let table = self.table.clone();
         let app = app.clone();
         let local = stream.local_addr().ok();
+        let per_token = self.limits.max_per_token;
         let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
             let busy = Busy::begin(&table, id);
             request.extensions_mut().insert(Connection {
@@ -334,6 +444,7 @@ impl Connections {
                 table: table.clone(),
                 id,
                 authorized: busy.authorized.clone(),
+                per_token,
             });
             let app = app.clone();
             async move {
@@ -431,8 +542,53 @@ mod tests {
         for entry in table.open.values_mut() {
             (entry.busy, entry.authorized) = (1, 1);
         }
-        assert!(matches!(table.admit(3, t0), Admission::Refuse));
+        assert!(matches!(table.admit(3, t0), Admission::Refuse(None)));
         assert_eq!(table.open.len(), 3);
+    }
+
+    #[test]
+    fn a_token_at_its_cap_is_refused_and_another_is_not() {
+        let table: Arc<Mutex<Table>> = Arc::default();
+        let Admission::Serve { id, .. } = table.lock().unwrap().admit(10, Instant::now()) else {
+            panic!("room")
+        };
+        let (a, b): (Arc<str>, Arc<str>) = (Arc::from("a"), Arc::from("b"));
+        let request = |table: &Arc<Mutex<Table>>| {
+            let busy = Busy::begin(table, id);
+            let connection = Connection {
+                peer: "127.0.0.1:1".parse().unwrap(),
+                local: None,
+                table: table.clone(),
+                id,
+                authorized: busy.authorized.clone(),
+                per_token: 2,
+            };
+            (busy, connection)
+        };
+        let held: Vec<_> = (0..2)
+            .map(|_| {
+                let (busy, connection) = request(&table);
+                assert_eq!(connection.authorize(&a), Ok(()));
+                assert_eq!(connection.authorize(&a), Ok(()), "once a request");
+                busy
+            })
+            .collect();
+        let (third, connection) = request(&table);
+        let refused = connection.authorize(&a).unwrap_err();
+        assert_eq!((refused.held, refused.cap, &*refused.token), (2, 2, "a"));
+        let (_other, connection) = request(&table);
+        assert_eq!(connection.authorize(&b), Ok(()), "another token has room");
+        drop(third);
+        drop(held);
+        let (_again, connection) = request(&table);
+        assert_eq!(
+            connection.authorize(&a),
+            Ok(()),
+            "room again once they ended"
+        );
+        assert_eq!(table.lock().unwrap().tokens.get(&a), Some(&1));
+        assert!(token_has_room(0, 0), "a cap of 0 is read as 1");
+        assert!(!token_has_room(1, 0));
     }
 
     #[test]

@@ -62,6 +62,10 @@ pub struct ServeOptions {
 pub struct HttpLimits {
     /// `maxConnections`; `None`: sized by the limit of open files.
     pub max_connections: Option<usize>,
+    /// `maxConnectionsPerToken`; `None`: a quarter of the connection cap.
+    pub max_connections_per_token: Option<usize>,
+    /// `maxStreamsPerToken`: live lists and terminal streams one token may hold open.
+    pub max_streams_per_token: usize,
     /// `httpIdleTimeoutSecs`: a connection without a whole request head for this long is
     /// closed (one that sends nothing or dribbles, or one kept alive between requests).
     pub idle_timeout: Duration,
@@ -117,9 +121,13 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
         configured
     };
     let limits = options.limits;
+    let max_connections = connection_cap(limits.max_connections, options.max_sessions);
     let connection_limits = ConnectionLimits {
-        max_connections: connection_cap(limits.max_connections, options.max_sessions),
+        max_connections,
         idle_timeout: limits.idle_timeout,
+        max_per_token: limits
+            .max_connections_per_token
+            .unwrap_or_else(|| connections::default_max_per_token(max_connections)),
     };
 
     // rmcp ends a legacy MCP session after its keep-alive without a message, even in the
@@ -144,6 +152,12 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
         service.clone(),
         owners.clone(),
         web_stop.clone(),
+        // A live list holds a connection without counting against its token's requests
+        // in flight: at most as many streams as requests keeps a token within half the
+        // connections (twice a quarter) by default.
+        limits
+            .max_streams_per_token
+            .min(connection_limits.max_per_token),
     ));
     let proofs = crate::proof::router(tokens.clone());
     let gate = Arc::new(Gate {
@@ -190,7 +204,9 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
     tokio::spawn(expire_mcp_sessions(gate, stop.clone()));
     tracing::info!(
         target: logs::STARTUP,
-        "at most {} connections; listening on http://{local}/mcp",
+        "at most {} requests in flight and {} streams a token; at most {} connections; listening on http://{local}/mcp",
+        connection_limits.max_per_token,
+        limits.max_streams_per_token.min(connection_limits.max_per_token),
         connection_limits.max_connections
     );
     tracing::info!(target: logs::STARTUP, "the web view for people is at http://{local}/");
@@ -282,7 +298,9 @@ async fn check(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
         );
         return refusal::refuse(refused.into_response(), Cause::Unauthorized);
     };
-    connections::authorize(request.extensions());
+    if let Err(at_cap) = connections::authorize(request.extensions(), &principal.0) {
+        return at_cap.response();
+    }
     let mcp_session = mcp_session_id(request.headers());
     let mut in_flight = None;
     if let Some(id) = &mcp_session {

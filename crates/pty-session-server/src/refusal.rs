@@ -21,7 +21,8 @@ pub enum Cause {
     Unauthorized,
     /// WebSocket close 4401: a terminal stream's first message held no valid token.
     StreamUnauthorized,
-    /// 503 (or WebSocket close 1013): every terminal stream slot is taken.
+    /// A stream (terminal or live list) closed for a newer one: its token had
+    /// `maxStreamsPerToken` open, or all tokens together every slot and its token the most.
     StreamCap,
     /// WebSocket close 1013: a stream still waiting for its token made room for a newer
     /// one.
@@ -34,6 +35,8 @@ pub enum Cause {
     HeadTooLarge,
     /// A connection closed at once: every open one was serving an authorized request.
     ConnectionCap,
+    /// 503: the token has `maxConnectionsPerToken` requests in flight.
+    TokenConnectionCap,
     /// `SESSION_LIMIT`: the token has all the MCP sessions it may.
     McpSessionLimit,
     /// The background server closed a connection from a process more confined than
@@ -62,6 +65,7 @@ impl Cause {
             Cause::ForeignOrigin => "foreign-origin",
             Cause::HeadTooLarge => "head-too-large",
             Cause::ConnectionCap => "connection-cap",
+            Cause::TokenConnectionCap => "token-connection-cap",
             Cause::McpSessionLimit => "mcp-session-limit",
             Cause::SandboxedPeer => "sandboxed-peer",
             Cause::UnknownPeer => "unknown-peer",
@@ -78,7 +82,7 @@ impl Cause {
             Cause::StreamUnauthorized => {
                 "WebSocket 4401: a terminal stream's first message held no valid token"
             }
-            Cause::StreamCap => "503: every terminal stream slot is taken",
+            Cause::StreamCap => "a stream closed to make room for a newer one",
             Cause::StreamDisplaced => {
                 "WebSocket 1013: a terminal stream waited for its token while newer ones came"
             }
@@ -86,6 +90,7 @@ impl Cause {
             Cause::ForeignOrigin => "403: the Origin is not a loopback address",
             Cause::HeadTooLarge => "431: a request head larger than 64 KiB",
             Cause::ConnectionCap => "a connection closed: every open one serves a request",
+            Cause::TokenConnectionCap => "503: a token has all the requests in flight it may",
             Cause::McpSessionLimit => "SESSION_LIMIT: the token has all the MCP sessions it may",
             Cause::SandboxedPeer => {
                 "a sandboxed process (more confined than the server) connected to the background server"

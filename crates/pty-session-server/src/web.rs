@@ -41,7 +41,7 @@ use crate::auth::Tokens;
 use crate::connections::{self, Connection};
 use crate::owner::{Owners, Principal};
 use crate::refusal::{self, Cause};
-use crate::stream_slots::{MAX_STREAMS, StreamSlots, Waiting};
+use crate::stream_slots::{self, StreamSlots, Waiting};
 use crate::view_stream::{self, Incoming, Input, PersonSocket};
 use crate::xterm::{XTERM_CSS, XTERM_JS};
 
@@ -80,19 +80,50 @@ pub struct Web {
 }
 
 impl Web {
+    /// The web routes' state; each token may have `streams_per_token` streams open
+    /// (`maxStreamsPerToken`, at most `maxConnectionsPerToken`).
     pub fn new(
         tokens: Arc<Tokens>,
         service: PtyService,
         owners: Owners,
         stop: CancellationToken,
+        streams_per_token: usize,
     ) -> Web {
         Web {
             tokens,
             service,
             owners,
+            streams: StreamSlots::new(streams_per_token, stop.clone()),
             stop,
-            streams: StreamSlots::default(),
         }
+    }
+
+    /// A slot for a new stream of `principal`, logging the stream closed for it, if any.
+    fn stream_slot(
+        &self,
+        principal: &Principal,
+        peer: Option<SocketAddr>,
+    ) -> stream_slots::Authorized {
+        let (slot, closed) = self.streams.authorized(&principal.0);
+        if let Some(closed) = closed {
+            let detail = if closed.own_cap {
+                format!(
+                    " (token {:?} opened more than maxStreamsPerToken = {}: its oldest closed)",
+                    &*closed.token,
+                    self.streams.per_token()
+                )
+            } else {
+                format!(
+                    " ({} streams open in all: the oldest of token {:?}, which had the most, \
+                     closed for token {:?})",
+                    stream_slots::MAX_STREAMS,
+                    &*closed.token,
+                    &*principal.0
+                )
+            };
+            refusal::log(Cause::StreamCap, peer, &detail);
+        }
+        slot
     }
 
     /// The sessions of every owner of `principal`'s token, the oldest first.
@@ -229,49 +260,84 @@ fn unauthorized() -> Response {
 }
 
 /// The principal of a request's `Authorization` header, its connection marked authorized
-/// ([`connections::authorize`]); `None` without a valid token.
-fn authenticate(web: &Web, headers: &HeaderMap, extensions: &Extensions) -> Option<Principal> {
+/// ([`connections::authorize`]); else the answer: 401 without a valid token, 503 when the
+/// token has all the requests in flight it may.
+fn authenticate(
+    web: &Web,
+    headers: &HeaderMap,
+    extensions: &Extensions,
+) -> Result<Principal, Box<Response>> {
     let principal = web
         .tokens
-        .authenticate(headers.get(header::AUTHORIZATION))?;
-    connections::authorize(extensions);
-    Some(principal)
+        .authenticate(headers.get(header::AUTHORIZATION))
+        .ok_or_else(|| Box::new(unauthorized()))?;
+    connections::authorize(extensions, &principal.0)
+        .map_err(|at_cap| Box::new(at_cap.response()))?;
+    Ok(principal)
+}
+
+/// Like [`authenticate`], for a long-lived stream: capped by its token's stream slots,
+/// not by its requests in flight ([`connections::authorize_stream`]).
+fn authenticate_stream(
+    web: &Web,
+    headers: &HeaderMap,
+    extensions: &Extensions,
+) -> Result<Principal, Box<Response>> {
+    let principal = web
+        .tokens
+        .authenticate(headers.get(header::AUTHORIZATION))
+        .ok_or_else(|| Box::new(unauthorized()))?;
+    connections::authorize_stream(extensions);
+    Ok(principal)
 }
 
 async fn list(State(web): State<Arc<Web>>, request: axum::extract::Request) -> Response {
-    let Some(principal) = authenticate(&web, request.headers(), request.extensions()) else {
-        return unauthorized();
+    let principal = match authenticate(&web, request.headers(), request.extensions()) {
+        Ok(principal) => principal,
+        Err(refused) => return *refused,
     };
     axum::Json(web.sessions_of(&principal)).into_response()
 }
 
 /// The token's name, for the page to say who is signed in.
 async fn me(State(web): State<Arc<Web>>, request: axum::extract::Request) -> Response {
-    let Some(principal) = authenticate(&web, request.headers(), request.extensions()) else {
-        return unauthorized();
+    let principal = match authenticate(&web, request.headers(), request.extensions()) {
+        Ok(principal) => principal,
+        Err(refused) => return *refused,
     };
     axum::Json(serde_json::json!({"name": &*principal.0})).into_response()
 }
 
+/// The token's sessions as server-sent events: a stream in the token's stream slots, so
+/// that its newer streams close its oldest ([`crate::stream_slots`]).
 async fn live(State(web): State<Arc<Web>>, request: axum::extract::Request) -> Response {
-    let Some(principal) = authenticate(&web, request.headers(), request.extensions()) else {
-        return unauthorized();
+    let principal = match authenticate_stream(&web, request.headers(), request.extensions()) {
+        Ok(principal) => principal,
+        Err(refused) => return *refused,
     };
+    let peer = request
+        .extensions()
+        .get::<Connection>()
+        .map(Connection::peer);
+    let slot = web.stream_slot(&principal, peer);
     let stream = futures_util::stream::unfold(
-        (web, principal, None::<String>),
-        |(web, principal, last)| async move {
+        (web, principal, slot, None::<String>),
+        |(web, principal, slot, last)| async move {
             loop {
-                if web.stop.is_cancelled() {
+                if slot.closing().is_cancelled() {
                     return None;
                 }
                 let json = serde_json::to_string(&web.sessions_of(&principal))
                     .expect("a session list serializes");
                 if last.as_deref() != Some(json.as_str()) {
                     let event = Event::default().event("sessions").data(json.clone());
-                    return Some((Ok::<_, Infallible>(event), (web, principal, Some(json))));
+                    return Some((
+                        Ok::<_, Infallible>(event),
+                        (web, principal, slot, Some(json)),
+                    ));
                 }
                 tokio::select! {
-                    () = web.stop.cancelled() => return None,
+                    () = slot.closing().cancelled() => return None,
                     () = tokio::time::sleep(LIVE_PERIOD) => {}
                 }
             }
@@ -303,13 +369,8 @@ async fn stream(
             if let Some((socket, principal)) =
                 first_message_token(&web, socket, waiting, peer).await
             {
-                match web.streams.authorized() {
-                    Some(slot) => serve_stream(web, socket, id, principal, slot).await,
-                    None => {
-                        refusal::log(Cause::StreamCap, peer, &"");
-                        refuse_socket(socket, CLOSE_TRY_AGAIN, &stream_cap_message()).await;
-                    }
-                }
+                let slot = web.stream_slot(&principal, peer);
+                serve_stream(web, socket, id, principal, slot).await;
             }
         });
     }
@@ -317,17 +378,8 @@ async fn stream(
     let Some(principal) = web.tokens.authenticate(headers.get(header::AUTHORIZATION)) else {
         return unauthorized();
     };
-    let Some(slot) = web.streams.authorized() else {
-        return refusal::refuse(
-            (StatusCode::SERVICE_UNAVAILABLE, stream_cap_message()).into_response(),
-            Cause::StreamCap,
-        );
-    };
+    let slot = web.stream_slot(&principal, peer);
     upgrade.on_upgrade(move |socket| serve_stream(web, socket, id, principal, slot))
-}
-
-fn stream_cap_message() -> String {
-    format!("503 Service Unavailable: {MAX_STREAMS} terminal streams are open\n")
 }
 
 /// Close codes of a stream: 4401 for a missing or wrong token, 4404 for a session the
@@ -421,13 +473,14 @@ fn token_of(web: &Web, body: &str) -> Option<Principal> {
     web.tokens.authenticate(Some(&value))
 }
 
-/// Serves an authorized stream; `_slot` is its place among [`MAX_STREAMS`] until it ends.
+/// Serves an authorized stream; `slot` is its place among its token's streams until it
+/// ends, or until a newer stream takes it (then it closes with 1013).
 async fn serve_stream(
     web: Arc<Web>,
     mut socket: WebSocket,
     id: SessionId,
     principal: Principal,
-    _slot: crate::stream_slots::Authorized,
+    slot: stream_slots::Authorized,
 ) {
     let watched = web
         .owner_of(&principal, &id)
@@ -448,11 +501,16 @@ async fn serve_stream(
         service,
         (&owner, &id),
         watch,
-        &web.stop,
+        slot.closing(),
         "viewer left",
     )
     .await;
     tracing::debug!(session = %id, reason, "a person stopped watching");
+    if slot.closing().is_cancelled() && !web.stop.is_cancelled() {
+        let message = "503 Service Unavailable: a newer stream of this token took this one's \
+                       place (maxStreamsPerToken)";
+        return refuse_socket(socket, CLOSE_TRY_AGAIN, message).await;
+    }
     close(socket, 1000, reason).await;
 }
 

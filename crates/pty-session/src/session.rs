@@ -484,15 +484,19 @@ impl Session {
         Ok(())
     }
 
-    /// Reads everything the master has now into the scrollback. Returns `Ok(true)` at the
-    /// end of output.
-    fn read_available(&self) -> io::Result<bool> {
+    /// Reads what the master has now into the scrollback, up to about `budget` bytes (a
+    /// read may take up to the read buffer past it): whether the master was found
+    /// empty, the end of output came, or there is more to read.
+    fn read_available(&self, budget: usize) -> io::Result<Drained> {
         SCRATCH.with_borrow_mut(|(buf, rendered)| {
             rendered.lines.clear();
             rendered.replies.clear();
             let mut got_output = false;
-            let mut eof = false;
-            loop {
+            let mut read = 0usize;
+            let drained = loop {
+                if read >= budget {
+                    break Drained::More;
+                }
                 // Bytes are read under the state lock, so that they are never out of the
                 // master and not yet in the scrollback for anyone who looks: a settle that
                 // finds the master empty and then reads the scrollback gets them (without
@@ -500,12 +504,10 @@ impl Session {
                 // 3,000 echo replies on a busy machine).
                 let mut state = self.state();
                 match crate::pty::read_some(self.master.get_ref(), buf) {
-                    Ok(0) => {
-                        eof = true;
-                        break;
-                    }
+                    Ok(0) => break Drained::End,
                     Ok(n) => {
                         got_output = true;
+                        read += n;
                         let state = &mut *state;
                         state.renderer.feed(&buf[..n], rendered);
                         state.tap.output(&buf[..n]);
@@ -518,11 +520,12 @@ impl Session {
                             state.scrollback.push_recycling(line, &mut rendered.spare);
                         }
                     }
-                    Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(err) if err.kind() == io::ErrorKind::WouldBlock => break Drained::Empty,
                     Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
                     Err(err) => return Err(err),
                 }
-            }
+            };
+            let eof = drained == Drained::End;
             if !rendered.replies.is_empty() {
                 self.mark_write(&mut self.probe());
                 // Replies to terminal queries are a few bytes; the input queue takes them
@@ -539,10 +542,51 @@ impl Session {
                 drop(state);
                 self.bump();
             }
-            Ok(eof)
+            Ok(drained)
         })
     }
+
+    /// Reads the master until it is empty or at its end (`true`), up to [`DRAIN_NOW_LIMIT`]
+    /// bytes: what a flooding process that escaped the tree keeps writing cannot hold the
+    /// drain here. For the rare moments that must see everything there is (the command's
+    /// exit, the shim's end), so without a turn of the scheduler in between: a yield there
+    /// delayed a close under a stopping server (the persist tests).
+    fn read_now(&self) -> io::Result<bool> {
+        for _ in 0..DRAIN_NOW_LIMIT / DRAIN_BUDGET {
+            match self.read_available(DRAIN_BUDGET)? {
+                Drained::Empty => return Ok(false),
+                Drained::End => return Ok(true),
+                Drained::More => {}
+            }
+        }
+        Ok(false)
+    }
 }
+
+/// What one wake-up of the drain found ([`Session::read_available`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Drained {
+    /// The master has nothing more now.
+    Empty,
+    /// The end of output.
+    End,
+    /// The budget was spent with output still there.
+    More,
+}
+
+/// The bytes one wake-up of the drain reads and renders before it gives the worker thread
+/// back to the scheduler (`yield_now`), when the master has more: a session that floods
+/// never holds a thread of the runtime, so every other session, and every other owner's
+/// call, gets its turn within a few such budgets. The master is not waited on again
+/// meanwhile (its readiness is spent), so nothing is lost; the program is only held back
+/// by the terminal's own flow control while its output waits. Small enough that thirty
+/// floods on two threads cost another session's echo a few milliseconds, large enough
+/// that one read of the master (at most 4 KiB on Linux in practice) and the yield stay
+/// cheap beside the rendering (BENCHMARKS.md, fairness).
+const DRAIN_BUDGET: usize = 16 * 1024;
+
+/// The most [`Session::read_now`] reads at once: far more than a terminal buffers.
+const DRAIN_NOW_LIMIT: usize = 1024 * 1024;
 
 /// The drain task: reads output until the end, follows the shim's reports, and marks the
 /// session finished once the shim is gone and the output is drained.
@@ -556,19 +600,20 @@ async fn drain(session: Arc<Session>, mut control: OwnedReadHalf) {
     let mut shim_gone = false;
     let mut record = [0u8; REPORT_LEN];
     let mut filled = 0;
+    // Output left in the master when the last wake-up's budget ran out: read on after
+    // the scheduler's turn, without waiting for the master's readiness (already spent).
+    let mut more = false;
     while !(shim_gone && eof) {
         tokio::select! {
-            ready = session.master.readable(), if !eof => {
+            ready = session.master.readable(), if !eof && !more => {
                 let Ok(mut guard) = ready else { eof = true; continue };
                 guard.clear_ready();
                 drop(guard);
-                match session.read_available() {
-                    Ok(end) => eof = end,
-                    Err(err) => {
-                        tracing::warn!(session = %session.id, "reading the terminal failed: {err}");
-                        eof = true;
-                    }
-                }
+                (eof, more) = read_step(&session);
+            }
+            permit = bulk_turn(), if more && !eof => {
+                (eof, more) = read_step(&session);
+                drop(permit);
             }
             read = control.read(&mut record[filled..]), if !shim_gone => {
                 match read {
@@ -581,7 +626,7 @@ async fn drain(session: Arc<Session>, mut control: OwnedReadHalf) {
                         wait_exited(session.shim, SHIM_EXIT).await;
                         // Nothing of the tree is left to hold the slave except what
                         // escaped it; drain what is there and stop.
-                        eof = eof || matches!(session.read_available(), Ok(true));
+                        eof = eof || matches!(session.read_now(), Ok(true));
                         if !eof {
                             eof = wait_for_eof(&session).await;
                         }
@@ -597,7 +642,7 @@ async fn drain(session: Arc<Session>, mut control: OwnedReadHalf) {
                             if let Some(Report::Exited(exit)) = report {
                                 // Everything the command wrote before it exited is in the
                                 // terminal already: read it before saying it exited.
-                                if let Err(err) = session.read_available() {
+                                if let Err(err) = session.read_now() {
                                     tracing::warn!(session = %session.id, "reading the terminal failed: {err}");
                                 }
                                 session.state().exit = Some(exit);
@@ -619,6 +664,42 @@ async fn drain(session: Arc<Session>, mut control: OwnedReadHalf) {
     }
     drop(state);
     session.bump();
+}
+
+/// The bulk lane: the turns of drains past their first budget (sessions that flood) go
+/// through this, so that floods hold at most all but one of the runtime's worker threads
+/// and the last one stays free for everything else (an echo, a call of another owner):
+/// without it, thirty floods on two threads queued another owner's echo behind thirty
+/// budgets at every wake-up (BENCHMARKS.md, fairness). One session alone always finds
+/// the lane free, so its throughput is kept. One lane a process, sized by the runtime
+/// that first drains: the service lives in one runtime.
+fn bulk_lane() -> &'static Arc<tokio::sync::Semaphore> {
+    static LANE: std::sync::OnceLock<Arc<tokio::sync::Semaphore>> = std::sync::OnceLock::new();
+    LANE.get_or_init(|| {
+        let workers = tokio::runtime::Handle::try_current()
+            .map_or(1, |runtime| runtime.metrics().num_workers());
+        Arc::new(tokio::sync::Semaphore::new(
+            workers.saturating_sub(1).max(1),
+        ))
+    })
+}
+
+/// A flooding drain's next turn: the scheduler's turn first (`yield_now`, so that a lane
+/// free at once does not let it run on without a break), then a place in the bulk lane.
+async fn bulk_turn() -> Option<tokio::sync::OwnedSemaphorePermit> {
+    tokio::task::yield_now().await;
+    bulk_lane().clone().acquire_owned().await.ok()
+}
+
+/// One wake-up's read of the drain: whether the output ended, and whether more waits.
+fn read_step(session: &Session) -> (bool, bool) {
+    match session.read_available(DRAIN_BUDGET) {
+        Ok(drained) => (drained == Drained::End, drained == Drained::More),
+        Err(err) => {
+            tracing::warn!(session = %session.id, "reading the terminal failed: {err}");
+            (true, false)
+        }
+    }
 }
 
 /// How long the drain waits for a shim whose socket closed to be gone: it closes its
@@ -652,7 +733,7 @@ async fn wait_for_eof(session: &Session) -> bool {
             Ok(Ok(mut guard)) => {
                 guard.clear_ready();
                 drop(guard);
-                if !matches!(session.read_available(), Ok(false)) {
+                if !matches!(session.read_now(), Ok(false)) {
                     return true;
                 }
             }

@@ -8,6 +8,7 @@ mod budgets;
 mod cancel;
 mod cli;
 mod errors;
+mod fairness;
 mod faults;
 mod framing;
 mod intruders;
