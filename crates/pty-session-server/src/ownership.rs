@@ -5,10 +5,13 @@
 //! `attach` and `stop` all call it:
 //! - the **item** (a token file, the background server's directory) belongs to this user
 //!   and nobody else can write it;
-//! - the **directory holding a secret file** belongs to this user or to root and nobody
-//!   else can write it (no sticky exception: `/tmp` is no place for a secret);
-//! - **every directory above** belongs to this user or to root, and nobody else can write
-//!   it unless it is sticky (there, others cannot rename or remove what is not theirs);
+//! - the **directory a secret file is made in** (a generated token) belongs to this user
+//!   or to root and nobody else can write it (no sticky exception: in `/tmp` another user
+//!   could take the name first);
+//! - **every directory above**, and the one holding a secret file that exists already (a
+//!   `--tokens` file), belongs to this user or to root, and nobody else can write it
+//!   unless it is sticky: there, others cannot rename, remove or replace what is not
+//!   theirs, and a file they made first is theirs, which the item's rule refuses;
 //! - the **process at the other end of a Unix socket** runs as this user
 //!   (`SO_PEERCRED`), whichever side asks.
 //!
@@ -88,12 +91,12 @@ pub fn check_dir(dir: &Path) -> anyhow::Result<()> {
         bail!("{} is not a directory", shown(dir, &real));
     }
     item(dir, &real, &meta)?;
-    above(&real, false)
+    above(&real)
 }
 
 /// Refuses the secret file `path` (a token file) unless it is a regular file of this user
-/// that nobody else can write, in a directory of this user or root that nobody else can
-/// write, under directories that pass the module's rule. Returns its metadata.
+/// that nobody else can write, in directories that pass the module's rule (a sticky one
+/// such as `/tmp` included). Returns its metadata.
 pub fn check_secret_file(path: &Path) -> anyhow::Result<std::fs::Metadata> {
     let real = resolve(path)?;
     let meta =
@@ -102,7 +105,7 @@ pub fn check_secret_file(path: &Path) -> anyhow::Result<std::fs::Metadata> {
         bail!("{} is not a regular file", shown(path, &real));
     }
     item(path, &real, &meta)?;
-    above(&real, true)?;
+    above(&real)?;
     Ok(meta)
 }
 
@@ -116,7 +119,7 @@ pub fn check_secret_dir(dir: &Path) -> anyhow::Result<()> {
         bail!("{} is not a directory", shown(dir, &real));
     }
     trusted_dir(&real, &meta, false)?;
-    above(&real, false)
+    above(&real)
 }
 
 /// Why the process at the other end of a Unix socket is not trusted.
@@ -219,13 +222,12 @@ fn trusted_dir(dir: &Path, meta: &std::fs::Metadata, sticky_ok: bool) -> anyhow:
     Ok(())
 }
 
-/// The directories above `real` (resolved): its parent strictly when it holds a secret
-/// (`holds_secret`), every one above that under the sticky exception.
-fn above(real: &Path, holds_secret: bool) -> anyhow::Result<()> {
-    for (index, dir) in real.ancestors().skip(1).enumerate() {
+/// The directories above `real` (resolved), under the sticky exception.
+fn above(real: &Path) -> anyhow::Result<()> {
+    for dir in real.ancestors().skip(1) {
         let meta =
             std::fs::metadata(dir).with_context(|| format!("cannot read {}", dir.display()))?;
-        trusted_dir(dir, &meta, !(holds_secret && index == 0))?;
+        trusted_dir(dir, &meta, true)?;
     }
     Ok(())
 }
@@ -266,9 +268,11 @@ mod tests {
         chmod(&dir, 0o775);
         let err = format!("{:#}", check_secret_file(&file).unwrap_err());
         assert!(err.contains("writable by others"), "{err}");
-        // A sticky directory is fine above, not as the secret's own directory.
+        // A sticky directory is fine for a file that is there (nobody else can swap it),
+        // not for one to be made (nobody else must take its name first).
         chmod(&dir, 0o1777);
-        assert!(check_secret_file(&file).is_err());
+        check_secret_file(&file).unwrap();
+        assert!(check_secret_dir(&dir).is_err());
         let sub = dir.join("sub");
         std::fs::create_dir(&sub).unwrap();
         chmod(&sub, 0o700);

@@ -11,7 +11,7 @@
 import { writeFileSync } from "node:fs";
 import { inflateSync } from "node:zlib";
 import { createInterface } from "node:readline";
-import { connect } from "./cdp.mjs";
+import { connect, openPage } from "./cdp.mjs";
 
 const env = (name) => {
   const value = process.env[name];
@@ -40,11 +40,7 @@ const ask = (what) =>
     console.log(JSON.stringify(what));
   });
 
-const cdp = await connect(CDP_URL);
-let nextId = 1;
-const waiting = new Map();
-cdp.onmessage = (event) => {
-  const message = JSON.parse(event.data);
+const { page, close } = await openPage(CDP_URL, (message) => {
   if (message.method === "Runtime.exceptionThrown") {
     console.error("page exception:", JSON.stringify(message.params.exceptionDetails));
   } else if (message.method === "Runtime.consoleAPICalled") {
@@ -52,22 +48,7 @@ cdp.onmessage = (event) => {
   } else if (message.method === "Log.entryAdded") {
     console.error("page log:", message.params.entry.text);
   }
-  const entry = waiting.get(message.id);
-  if (!entry) return;
-  waiting.delete(message.id);
-  if (message.error) entry.reject(new Error(JSON.stringify(message.error)));
-  else entry.resolve(message.result);
-};
-const send = (method, params = {}, sessionId) =>
-  new Promise((resolve, reject) => {
-    const id = nextId++;
-    waiting.set(id, { resolve, reject });
-    cdp.send(JSON.stringify({ id, method, params, sessionId }));
-  });
-
-const { targetId } = await send("Target.createTarget", { url: "about:blank" });
-const { sessionId } = await send("Target.attachToTarget", { targetId, flatten: true });
-const page = (method, params) => send(method, params, sessionId);
+});
 await page("Page.enable");
 await page("Runtime.enable");
 await page("Log.enable");
@@ -319,8 +300,7 @@ if (replaced < 8) throw new Error(`only ${replaced} of 40 streams were closed fo
 for (const socket of held) socket.close();
 step("streams capped per token", { held: held.length, replaced });
 
-await send("Target.closeTarget", { targetId });
-cdp.close();
+await close();
 console.log(JSON.stringify({ ok: true }));
 process.exit(0);
 

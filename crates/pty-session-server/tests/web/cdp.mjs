@@ -79,3 +79,35 @@ export function connect(url) {
   });
 }
 
+
+// A new blank page of the browser at `url`, attached: `page(method, params)` calls the
+// DevTools protocol on it, `send(method, params)` on the browser; `onEvent(message)` is
+// shown every event (a message with a `method`). An answer with an error rejects.
+export async function openPage(url, onEvent = () => {}) {
+  const cdp = await connect(url);
+  let nextId = 1;
+  const waiting = new Map();
+  cdp.onmessage = (event) => {
+    const message = JSON.parse(event.data);
+    if (message.method) onEvent(message);
+    const entry = waiting.get(message.id);
+    if (!entry) return;
+    waiting.delete(message.id);
+    if (message.error) entry.reject(new Error(JSON.stringify(message.error)));
+    else entry.resolve(message.result);
+  };
+  const send = (method, params = {}, sessionId) =>
+    new Promise((resolve, reject) => {
+      const id = nextId++;
+      waiting.set(id, { resolve, reject });
+      cdp.send(JSON.stringify({ id, method, params, sessionId }));
+    });
+  const { targetId } = await send("Target.createTarget", { url: "about:blank" });
+  const { sessionId } = await send("Target.attachToTarget", { targetId, flatten: true });
+  const page = (method, params) => send(method, params, sessionId);
+  const close = async () => {
+    await send("Target.closeTarget", { targetId });
+    cdp.close();
+  };
+  return { page, send, close };
+}

@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { build } from "esbuild";
-import { connect } from "./cdp.mjs";
+import { openPage } from "./cdp.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { CDP_URL, MCP_URL, TOKEN, SERVER_PID, BROWSER_PGID } = process.env;
@@ -77,24 +77,10 @@ const sandboxServer = await listen((req, res) => {
   res.end(readFileSync(join(here, "sandbox.js")));
 });
 
-const cdp = await connect(CDP_URL);
-let nextId = 1;
-const waiting = new Map();
 const contexts = [];
-const send = (method, params = {}, sessionId) => new Promise((resolve) => {
-  const id = nextId++;
-  waiting.set(id, resolve);
-  cdp.send(JSON.stringify({ id, method, params, sessionId }));
-});
-cdp.onmessage = (event) => {
-  const m = JSON.parse(event.data);
+const { page, close } = await openPage(CDP_URL, (m) => {
   if (m.method === "Runtime.executionContextCreated") contexts.push(m.params.context);
-  waiting.get(m.id)?.(m.result);
-  waiting.delete(m.id);
-};
-const { targetId } = await send("Target.createTarget", { url: "about:blank" });
-const { sessionId } = await send("Target.attachToTarget", { targetId, flatten: true });
-const page = (method, params) => send(method, params, sessionId);
+});
 await page("Runtime.enable");
 await page("Page.navigate", { url: `http://127.0.0.1:${hostServer.address().port}/` });
 const hostOrigin = `http://127.0.0.1:${hostServer.address().port}`;
@@ -157,8 +143,7 @@ for (let i = 1; i <= 6; i++) {
 console.log(JSON.stringify({ msUntilTheViewShowsANewLine: latencies }));
 
 await client.callTool({ name: "pty_close", arguments: { id: opened.sessionId } });
-await send("Target.closeTarget", { targetId });
-cdp.close();
+await close();
 hostServer.close();
 sandboxServer.close();
 await client.close();

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { build } from "esbuild";
-import { connect } from "./cdp.mjs";
+import { openPage } from "./cdp.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const env = (name) => {
@@ -136,17 +136,8 @@ const hostUrl = `http://127.0.0.1:${hostServer.address().port}/`;
 const sandboxUrl = `http://127.0.0.1:${sandboxServer.address().port}/sandbox.html`;
 
 // The browser: one page on the host's origin.
-const cdp = await connect(CDP_URL);
-let nextId = 1;
-const waiting = new Map();
 const contexts = [];
-const send = (method, params = {}, sessionId) => new Promise((resolve, reject) => {
-  const id = nextId++;
-  waiting.set(id, { resolve, reject });
-  cdp.send(JSON.stringify({ id, method, params, sessionId }));
-});
-cdp.onmessage = (event) => {
-  const message = JSON.parse(event.data);
+const { page, close } = await openPage(CDP_URL, (message) => {
   if (message.method === "Runtime.executionContextCreated") {
     contexts.push(message.params.context);
   } else if (message.method === "Runtime.executionContextDestroyed") {
@@ -157,15 +148,7 @@ cdp.onmessage = (event) => {
   } else if (message.method === "Runtime.consoleAPICalled" && message.params.type === "error") {
     console.error("console:", JSON.stringify(message.params.args.map((a) => a.value ?? a.description)));
   }
-  const entry = waiting.get(message.id);
-  if (!entry) return;
-  waiting.delete(message.id);
-  if (message.error) entry.reject(new Error(JSON.stringify(message.error)));
-  else entry.resolve(message.result);
-};
-const { targetId } = await send("Target.createTarget", { url: "about:blank" });
-const { sessionId } = await send("Target.attachToTarget", { targetId, flatten: true });
-const page = (method, params) => send(method, params, sessionId);
+});
 await page("Runtime.enable");
 await page("Page.enable");
 // Focus as if the page were the window in front, whatever else the browser shows.
@@ -358,8 +341,7 @@ const schedule = await inView(1, `(() => { const { nextDelay } = window.ptySessi
 step("idle schedule", { delays: schedule });
 assert(JSON.stringify(schedule) === "[1000,2000,2000,2000,500,1000]", "the schedule", schedule);
 
-await send("Target.closeTarget", { targetId });
-cdp.close();
+await close();
 hostServer.close();
 sandboxServer.close();
 await client.close();

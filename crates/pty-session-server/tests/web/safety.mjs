@@ -5,7 +5,7 @@
 // Run by tests/it/browser.rs, which opens the sessions, starts the browser and reads what
 // the program got. Needs nothing but Node (18 or later).
 import { writeFileSync } from "node:fs";
-import { connect } from "./cdp.mjs";
+import { openPage } from "./cdp.mjs";
 
 const env = (name) => {
   const value = process.env[name];
@@ -23,30 +23,11 @@ const DEADLINE_MS = 30000;
 
 const step = (what, detail) => console.log(JSON.stringify({ step: what, ...detail }));
 
-const cdp = await connect(CDP_URL);
-let nextId = 1;
-const waiting = new Map();
-cdp.onmessage = (event) => {
-  const message = JSON.parse(event.data);
+const { page } = await openPage(CDP_URL, (message) => {
   if (message.method === "Runtime.exceptionThrown") {
     console.error("page exception:", JSON.stringify(message.params.exceptionDetails));
   }
-  const entry = waiting.get(message.id);
-  if (!entry) return;
-  waiting.delete(message.id);
-  if (message.error) entry.reject(new Error(JSON.stringify(message.error)));
-  else entry.resolve(message.result);
-};
-const send = (method, params = {}, sessionId) =>
-  new Promise((resolve, reject) => {
-    const id = nextId++;
-    waiting.set(id, { resolve, reject });
-    cdp.send(JSON.stringify({ id, method, params, sessionId }));
-  });
-
-const { targetId } = await send("Target.createTarget", { url: "about:blank" });
-const { sessionId } = await send("Target.attachToTarget", { targetId, flatten: true });
-const page = (method, params) => send(method, params, sessionId);
+});
 await page("Page.enable");
 await page("Runtime.enable");
 // The page counts as focused, as a person's window would: its own focus on opening a
