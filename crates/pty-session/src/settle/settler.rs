@@ -49,6 +49,17 @@ const BLIND_GAP: Duration = Duration::from_millis(10);
 /// after a pause this long was not a prompt.
 const PROMPT_HOLD: Duration = Duration::from_millis(50);
 
+/// The shortest refresh period a loop of waits with a timer counts as a refresh loop at:
+/// shorter timers are a program's own pauses (node's REPL waits about 15 ms after each
+/// evaluation), not frames a person watches.
+const REFRESH_MIN: Duration = Duration::from_millis(50);
+
+/// Whether two waits with these timers, one after the other with output between, are the
+/// same refresh loop: both at least [`REFRESH_MIN`] and neither more than twice the other.
+fn refreshes(before: Duration, now: Duration) -> bool {
+    before >= REFRESH_MIN && now >= REFRESH_MIN && before <= now * 2 && now <= before * 2
+}
+
 /// What the foreground group was doing at a look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum GroupLook {
@@ -259,9 +270,19 @@ impl Settler {
                 // may have missed a longer wait between them: what was seen before is no
                 // evidence of a loop of short timers, and watching starts over.
                 let blind = self.soon_longest.0.max(within).max(BLIND_GAP);
-                if self.soon_longest.1 != seen.output_seq
-                    || since_last_look.is_some_and(|gap| gap > blind)
-                {
+                let seen_closely = since_last_look.is_none_or(|gap| gap <= blind);
+                // A refresh loop (top's `-d 0.5`): the timer of the wait seen before fired,
+                // the program printed (its new frame), and it waits again with a timer
+                // like it. It waits for a key between frames: one such cycle seen, it
+                // waits for input. (Given `until`, the match is waited for instead.)
+                let repainted = self.soon_fires.is_some_and(|at| now >= at)
+                    && self.soon_longest.1 != seen.output_seq
+                    && seen_closely
+                    && refreshes(self.soon_longest.0, within);
+                if repainted && !self.until {
+                    return Next::Done(SettleReason::Input);
+                }
+                if self.soon_longest.1 != seen.output_seq || !seen_closely {
                     self.soon_longest = (Duration::ZERO, seen.output_seq);
                     self.soon_fires = None;
                 }
@@ -795,6 +816,48 @@ mod tests {
         world.exit = Some((ms(25), true));
         let (reason, at, _) = play(&world, SettleOptions::default());
         assert_eq!((reason, at), (SettleReason::Exit, ms(25)));
+    }
+
+    #[test]
+    fn a_refresh_loop_waits_for_input_after_one_frame() {
+        // `top -d 0.5`: a frame, a 500 ms wait on the terminal, a frame, the same wait.
+        let world_of = |period: Duration| {
+            let mut world = World::new(move |t| {
+                // Each frame takes 2 ms to draw.
+                if t.as_millis() % period.as_millis() < 2 {
+                    GroupLook::Working
+                } else {
+                    GroupLook::Soon(period - ms((t.as_millis() % period.as_millis()) as u64))
+                }
+            });
+            world.outputs = (0..20).map(|n| period * n + ms(1)).collect();
+            world
+        };
+        let (reason, at, _) = play(&world_of(ms(500)), SettleOptions::default());
+        assert_eq!(reason, SettleReason::Input);
+        assert!(at > ms(500) && at < ms(520), "{at:?}");
+        // Given `until`, it waits for the match (here: the timeout).
+        let options = SettleOptions {
+            until: Some("never".into()),
+            timeout: Some(ms(2000)),
+            ..SettleOptions::default()
+        };
+        let (reason, ..) = play(&world_of(ms(500)), options);
+        assert_eq!(reason, SettleReason::Timeout);
+        // Pauses shorter than a frame a person watches are not a refresh loop.
+        let (reason, at, _) = play(&world_of(ms(20)), options_quiet_long());
+        assert_ne!((reason, at < ms(50)), (SettleReason::Input, true), "{at:?}");
+    }
+
+    fn options_quiet_long() -> SettleOptions {
+        options(Settle::Auto, 5_000, 1_000)
+    }
+
+    #[test]
+    fn timers_unlike_each_other_are_no_refresh_loop() {
+        assert!(refreshes(ms(500), ms(480)));
+        assert!(!refreshes(ms(15), ms(15)));
+        assert!(!refreshes(ms(100), ms(980)));
     }
 
     #[test]

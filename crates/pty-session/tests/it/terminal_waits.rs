@@ -395,3 +395,55 @@ async fn mc_settles_by_input_after_each_key() {
     }
     pty.shutdown().await;
 }
+
+/// `top -d 0.5` repaints every half second and waits for a key between frames, on the
+/// terminal with a timer: once one frame came after such a wait, it waits for input, at
+/// open and after a key, not the whole timeout.
+#[tokio::test]
+async fn a_refresh_loop_settles_by_input_after_a_frame() {
+    require("top");
+    let (pty, owner) = service();
+    let home = TempDir::new("top-home");
+    let start = Instant::now();
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new("top -d 0.5")
+            .env("HOME", home.0.to_str().unwrap())
+            .env("XDG_CONFIG_HOME", home.0.to_str().unwrap())
+            .timeout(Duration::from_millis(20_000)),
+    )
+    .await;
+    let took = start.elapsed();
+    assert_eq!(
+        opened.settled_by,
+        SettleReason::Input,
+        "{}",
+        opened_shows(&opened)
+    );
+    assert!(
+        took < Duration::from_secs(5),
+        "{took:?}: {}",
+        opened_shows(&opened)
+    );
+    let screen = pty.screen(&owner, &opened.session_id).unwrap().text();
+    assert!(screen.contains("load average"), "{screen}");
+    // A key: the sort by memory, then the next frame, then input again.
+    let (sent, took) = timed_send(
+        &pty,
+        &owner,
+        &opened.session_id,
+        SendRequest::new("M").timeout(Duration::from_millis(20_000)),
+    )
+    .await;
+    assert_eq!(
+        sent.settled_by,
+        SettleReason::Input,
+        "{}",
+        sent_shows(&sent)
+    );
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    let (sent, _) = timed_send(&pty, &owner, &opened.session_id, SendRequest::new("q")).await;
+    assert_eq!(sent.settled_by, SettleReason::Exit, "{}", sent_shows(&sent));
+    pty.shutdown().await;
+}
