@@ -267,10 +267,7 @@ fn authenticate(
     headers: &HeaderMap,
     extensions: &Extensions,
 ) -> Result<Principal, Box<Response>> {
-    let principal = web
-        .tokens
-        .authenticate(headers.get(header::AUTHORIZATION))
-        .ok_or_else(|| Box::new(unauthorized()))?;
+    let principal = bearer(web, headers)?;
     connections::authorize(extensions, &principal.0)
         .map_err(|at_cap| Box::new(at_cap.response()))?;
     Ok(principal)
@@ -283,12 +280,16 @@ fn authenticate_stream(
     headers: &HeaderMap,
     extensions: &Extensions,
 ) -> Result<Principal, Box<Response>> {
-    let principal = web
-        .tokens
-        .authenticate(headers.get(header::AUTHORIZATION))
-        .ok_or_else(|| Box::new(unauthorized()))?;
+    let principal = bearer(web, headers)?;
     connections::authorize_stream(extensions);
     Ok(principal)
+}
+
+/// The principal of the `Authorization` header, else the 401.
+fn bearer(web: &Web, headers: &HeaderMap) -> Result<Principal, Box<Response>> {
+    web.tokens
+        .authenticate(headers.get(header::AUTHORIZATION))
+        .ok_or_else(|| Box::new(unauthorized()))
 }
 
 async fn list(State(web): State<Arc<Web>>, request: axum::extract::Request) -> Response {

@@ -1,4 +1,4 @@
-//! What the server and the people's commands trust (issue 36): a token file or tokens file
+//! What the server and the people's commands trust: a token file or tokens file
 //! another user planted is refused, no secret falls back to `/tmp`, `ls` and `attach` send
 //! no token to a listener that cannot prove it holds it (a squatter on the port, a relay
 //! to the real server), and `ls`, `attach` and `stop` refuse a background server in a

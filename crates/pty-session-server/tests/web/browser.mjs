@@ -11,7 +11,7 @@
 import { writeFileSync } from "node:fs";
 import { inflateSync } from "node:zlib";
 import { createInterface } from "node:readline";
-import { connect, openPage } from "./cdp.mjs";
+import { connect, openPage, pageScripts } from "./cdp.mjs";
 
 const env = (name) => {
   const value = process.env[name];
@@ -56,26 +56,7 @@ await page("Emulation.setDeviceMetricsOverride", {
   width: 1280, height: 900, deviceScaleFactor: 1, mobile: false,
 });
 
-async function evaluate(expression) {
-  const { result, exceptionDetails } = await page("Runtime.evaluate", {
-    expression, returnByValue: true, awaitPromise: true,
-  });
-  if (exceptionDetails) throw new Error(`${expression}: ${JSON.stringify(exceptionDetails)}`);
-  return result.value;
-}
-
-async function waitFor(what, expression) {
-  const start = Date.now();
-  for (;;) {
-    const value = await evaluate(expression);
-    if (value) return value;
-    if (Date.now() - start > DEADLINE_MS) {
-      const screen = await evaluate("document.body.innerText");
-      throw new Error(`timed out waiting for ${what}; the page shows:\n${screen}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const { evaluate, waitFor } = pageScripts(page, DEADLINE_MS);
 
 const screenText = "(document.querySelector('.xterm-rows')?.innerText ?? '')";
 const texts = (screen) => screen.rows.map((row) => row.text).join("\n");

@@ -111,3 +111,29 @@ export async function openPage(url, onEvent = () => {}) {
   };
   return { page, send, close };
 }
+
+// `evaluate(expression)`: its value in the page (awaited; a thrown exception rejects).
+// `waitFor(what, expression)`: polls it until truthy, failing after `deadlineMs` with what
+// the page shows.
+export function pageScripts(page, deadlineMs) {
+  async function evaluate(expression) {
+    const { result, exceptionDetails } = await page("Runtime.evaluate", {
+      expression, returnByValue: true, awaitPromise: true,
+    });
+    if (exceptionDetails) throw new Error(`${expression}: ${JSON.stringify(exceptionDetails)}`);
+    return result.value;
+  }
+  async function waitFor(what, expression) {
+    const start = Date.now();
+    for (;;) {
+      const value = await evaluate(expression);
+      if (value) return value;
+      if (Date.now() - start > deadlineMs) {
+        const screen = await evaluate("document.body.innerText");
+        throw new Error(`timed out waiting for ${what}; the page shows:\n${screen}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  return { evaluate, waitFor };
+}

@@ -5,7 +5,7 @@
 // Run by tests/it/browser.rs, which opens the sessions, starts the browser and reads what
 // the program got. Needs nothing but Node (18 or later).
 import { writeFileSync } from "node:fs";
-import { openPage } from "./cdp.mjs";
+import { openPage, pageScripts } from "./cdp.mjs";
 
 const env = (name) => {
   const value = process.env[name];
@@ -34,26 +34,7 @@ await page("Runtime.enable");
 // session then fires a focus event, and xterm.js would report it.
 await page("Emulation.setFocusEmulationEnabled", { enabled: true });
 
-async function evaluate(expression) {
-  const { result, exceptionDetails } = await page("Runtime.evaluate", {
-    expression, returnByValue: true, awaitPromise: true,
-  });
-  if (exceptionDetails) throw new Error(`${expression}: ${JSON.stringify(exceptionDetails)}`);
-  return result.value;
-}
-
-async function waitFor(what, expression) {
-  const start = Date.now();
-  for (;;) {
-    const value = await evaluate(expression);
-    if (value) return value;
-    if (Date.now() - start > DEADLINE_MS) {
-      const screen = await evaluate("document.body.innerText");
-      throw new Error(`timed out waiting for ${what}; the page shows:\n${screen}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const { evaluate, waitFor } = pageScripts(page, DEADLINE_MS);
 
 await page("Page.navigate", { url: PAGE_URL });
 await waitFor("the page's script", "document.readyState === 'complete' && document.body.dataset.ready === 'yes'");

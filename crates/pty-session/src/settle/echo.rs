@@ -16,15 +16,19 @@
 //! number.
 
 use std::borrow::Cow;
-use std::collections::VecDeque;
+use std::sync::Arc;
 
 use zeroize::Zeroizing;
 
-/// The fragments of a send still expected to be echoed, oldest first, and where.
+/// The fragments of a send still expected to be echoed, oldest first, and where. Cheap to
+/// clone (the settle looks at open rows with a copy at every step).
 #[derive(Clone, Default)]
 pub(crate) struct Echo {
-    /// Overwritten when dropped, as the send's own copy of its data: it may be a secret.
-    expected: VecDeque<Zeroizing<String>>,
+    /// Every fragment of the send, shared by the copies; overwritten when dropped, as the
+    /// send's own copy of its data: it may be a secret.
+    fragments: Arc<[Zeroizing<String>]>,
+    /// The first fragment still expected; past the end, none is.
+    next: usize,
     /// The number of the line the next fragment's echo is in.
     line: u64,
     /// Where in that line the next fragment's echo starts (bytes): known for the first
@@ -39,7 +43,7 @@ impl Echo {
     /// end of `pending`, the text of line number `line` so far.
     pub(crate) fn of(typed: &[u8], line: u64, pending: &str) -> Echo {
         let text = Zeroizing::new(String::from_utf8_lossy(typed).into_owned());
-        let mut expected = VecDeque::new();
+        let mut expected = Vec::new();
         let mut run = Zeroizing::new(String::new());
         let mut chars = text.chars().peekable();
         while let Some(c) = chars.next() {
@@ -48,17 +52,18 @@ impl Echo {
                 continue;
             }
             if !run.is_empty() {
-                expected.push_back(std::mem::take(&mut run));
+                expected.push(std::mem::take(&mut run));
             }
             if c == '\u{1b}' {
                 skip_escape(&mut chars);
             }
         }
         if !run.is_empty() {
-            expected.push_back(run);
+            expected.push(run);
         }
         Echo {
-            expected,
+            fragments: expected.into(),
+            next: 0,
             line,
             column: Some(pending.len()),
             past: 0,
@@ -78,18 +83,23 @@ impl Echo {
         self.strip_as(number, line, true)
     }
 
+    /// The next fragment expected, if any.
+    fn expected(&self) -> Option<&Zeroizing<String>> {
+        self.fragments.get(self.next)
+    }
+
     fn strip_as<'a>(&mut self, number: u64, line: &'a str, pending: bool) -> Cow<'a, str> {
-        if self.expected.is_empty() || number < self.line {
+        if self.expected().is_none() || number < self.line {
             return Cow::Borrowed(line);
         }
         if number > self.line {
             // The line the echo was due in ended without it: nothing echoed.
-            self.expected.clear();
+            self.next = self.fragments.len();
             return Cow::Borrowed(line);
         }
         let mut kept = String::new();
         let mut at = 0;
-        while let Some(next) = self.expected.front() {
+        while let Some(next) = self.expected() {
             let found = match self.column {
                 Some(column) => line
                     .get(column..)
@@ -107,13 +117,13 @@ impl Echo {
             at = start + next.len();
             self.past = at;
             self.column = None;
-            self.expected.pop_front();
+            self.next += 1;
         }
         let mut end = line.len();
         // Only where the echo is known to start: elsewhere the end of a line may start a
         // fragment by chance.
         if pending
-            && let (Some(next), Some(column)) = (self.expected.front(), self.column)
+            && let (Some(next), Some(column)) = (self.expected(), self.column)
             && line
                 .get(column..)
                 .is_some_and(|rest| next.starts_with(rest))
@@ -123,7 +133,7 @@ impl Echo {
         if !pending {
             if self.column.is_some() {
                 // The first fragment's echo is not where the cursor was.
-                self.expected.clear();
+                self.next = self.fragments.len();
             } else {
                 (self.line, self.past) = (self.line + 1, 0);
             }
@@ -167,7 +177,10 @@ mod tests {
 
     fn fragments(typed: &str) -> Vec<String> {
         let echo = Echo::of(typed.as_bytes(), 0, "");
-        echo.expected.iter().map(|f| f.to_string()).collect()
+        echo.fragments[echo.next..]
+            .iter()
+            .map(|f| f.to_string())
+            .collect()
     }
 
     #[test]
@@ -189,7 +202,7 @@ mod tests {
     fn the_echo_line_is_not_seen_and_the_output_is() {
         let mut echo = Echo::of(b"make && echo DONE\r", 7, "$ ");
         assert_eq!(echo.strip(7, "$ make && echo DONE"), "$ ");
-        assert!(echo.expected.is_empty());
+        assert!(echo.expected().is_none());
         assert_eq!(echo.strip(8, "DONE"), "DONE");
     }
 
