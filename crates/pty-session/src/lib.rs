@@ -77,6 +77,7 @@ mod linux {
     pub(crate) mod children;
     pub(crate) mod confine;
     pub(crate) mod isolate;
+    pub(crate) mod pids;
     pub(crate) mod procfs;
     pub(crate) mod pty;
     pub(crate) mod shim;
@@ -90,7 +91,7 @@ mod linux {
 use linux::{children, tree};
 
 #[cfg(target_os = "linux")]
-use linux::{blocked, confine, isolate, procfs, pty, shim, spawn, spawner, timer};
+use linux::{blocked, confine, isolate, pids, procfs, pty, shim, spawn, spawner, timer};
 
 mod backend;
 mod config;

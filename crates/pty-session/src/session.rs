@@ -283,6 +283,7 @@ impl Session {
             pid,
             shim,
             grace,
+            born_after,
         } = spawned;
         let (control_read, control_write) = control.into_split();
         let tty = crate::pty::terminal_name(&master).unwrap_or_default();
@@ -311,7 +312,7 @@ impl Session {
             control: Mutex::new(Some(control_write)),
             input_wait_supported,
             tty,
-            group: GroupCache::default(),
+            group: GroupCache::new(born_after),
             last_write: Mutex::new(None),
         });
         tokio::spawn(drain(session.clone(), control_read));

@@ -8,6 +8,7 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::blocked::{self, TaskWait, Verdict};
+use crate::pids::{PidMark, last_pid};
 
 /// Room for any of the small `/proc` records read here (`stat` is about 300 bytes).
 const RECORD_BYTES: usize = 1024;
@@ -98,35 +99,40 @@ pub(crate) fn session_links() -> Option<Vec<(i32, i32, i32)>> {
     Some(live.collect())
 }
 
-/// The pids of process group `pgrp`.
+/// The pids of process group `pgrp` among `low..=high`.
 ///
-/// A process joins a group after the group's leader was born (by fork from a member, or
-/// by `setpgid` from a shell's freshly forked child), so its pid is at least the group's
-/// id, unless pids wrapped around since. Reading only those pids' `stat` makes a look
-/// at a new session's group cost a few reads instead of one per process on the machine
-/// (measured: 47 ms with 2,075 processes). When the last pid handed out is below the
-/// group's id, pids have wrapped and every process is read.
-///
-/// Listing `/proc` itself costs one entry per process (over a millisecond with 2,000), so
-/// when few pids were handed out since the group's id, those are probed by name instead.
-pub(crate) fn group_members(pgrp: i32) -> Vec<i32> {
-    let in_group = |stat: Stat| (stat.pgrp == pgrp).then_some(stat.pid);
-    match last_pid() {
-        Some(last) if last >= pgrp && last - pgrp < PROBE_PIDS => probe_group(pgrp, last),
-        Some(last) if last >= pgrp => stats_from(pgrp).filter_map(in_group).collect(),
-        _ => stats_from(0).filter_map(in_group).collect(),
+/// Listing `/proc` costs one entry per process and reading every `stat` one read each
+/// (measured: 47 ms with 2,075 processes), so when the range is short its pids are probed
+/// by name, and otherwise only the `stat` of pids in it is read.
+fn members_between(pgrp: i32, low: i32, high: i32) -> Vec<i32> {
+    if high < low {
+        Vec::new()
+    } else if high - low < PROBE_PIDS {
+        probe_group(pgrp, low, high)
+    } else {
+        stats_from(low)
+            .filter(|stat| stat.pgrp == pgrp && stat.pid <= high)
+            .map(|stat| stat.pid)
+            .collect()
     }
 }
 
-/// The members of `pgrp` among the pids `pgrp..=last`, probed one by one. A thread's id
+/// The pids of process group `pgrp`, from every process on the machine.
+fn all_members(pgrp: i32) -> Vec<i32> {
+    stats_from(0)
+        .filter_map(|stat| (stat.pgrp == pgrp).then_some(stat.pid))
+        .collect()
+}
+
+/// The members of `pgrp` among the pids `low..=high`, probed one by one. A thread's id
 /// answers a probe too, with its process's group, so the threads of each member found
 /// are skipped: otherwise every sample would read a many-threaded program's tasks once
 /// per thread (node's twelve made its settles four times slower).
-fn probe_group(pgrp: i32, last: i32) -> Vec<i32> {
+fn probe_group(pgrp: i32, low: i32, high: i32) -> Vec<i32> {
     let mut members = Vec::new();
     let mut threads = Vec::new();
     let mut buf = [0; RECORD_BYTES];
-    for pid in pgrp..=last {
+    for pid in low..=high {
         if threads.contains(&pid) {
             continue;
         }
@@ -155,12 +161,29 @@ fn list_tasks(pid: i32) -> std::io::Result<impl Iterator<Item = i32>> {
 
 /// The members of the foreground group last looked up, kept from settle to settle: a
 /// lookup reads `/proc`, so a send must not pay for one each time.
-#[derive(Default)]
+///
+/// A group's members are born after its leader, so their pids follow the group's id up
+/// to the last pid handed out, unless the pid counter wrapped around since
+/// ([`pids`](crate::pids)). Whether it did is told from a mark taken before the
+/// session's command started (for a group new to the cache) or when the members were
+/// last all known (for the same group); only when it may have is every process on the
+/// machine read.
 pub(crate) struct GroupCache {
-    /// The group's id, its members, and the last pid handed out when they were looked up.
+    /// Taken before the session's command started: all of its processes are newer.
+    born_after: Option<PidMark>,
     /// Short lock, no `.await` while held; a refill reads `/proc` synchronously (bounded:
-    /// the group's pids, or one listing of `/proc`).
-    members: std::sync::Mutex<Option<(i32, Vec<i32>, i32)>>,
+    /// a few pids, or one listing of `/proc`).
+    known: std::sync::Mutex<Option<Known>>,
+}
+
+/// A group's members as last looked up.
+struct Known {
+    pgrp: i32,
+    members: Vec<i32>,
+    /// The counter when all of them were known.
+    mark: Option<PidMark>,
+    /// The highest pid probed since (by [`Lookup::New`]).
+    probed: i32,
 }
 
 /// How freshly [`GroupCache::members`] looks the members up.
@@ -176,34 +199,67 @@ pub(crate) enum Lookup {
 }
 
 impl GroupCache {
+    /// A cache for the groups of a session whose command starts after `born_after`.
+    pub(crate) fn new(born_after: Option<PidMark>) -> GroupCache {
+        GroupCache {
+            born_after,
+            known: std::sync::Mutex::new(None),
+        }
+    }
+
     /// The members of process group `pgrp`, looked up as `lookup` asks, and afresh when
     /// the group changed.
     pub(crate) fn members(&self, pgrp: i32, lookup: Lookup) -> Vec<i32> {
-        let mut cache = self.members.lock().unwrap_or_else(|p| p.into_inner());
-        let last = last_pid();
-        let fresh = match cache.as_mut() {
-            Some((cached, members, scanned)) if *cached == pgrp => match (lookup, last) {
-                (Lookup::Known, _) => false,
-                (Lookup::New, Some(last)) if last >= *scanned && last - *scanned < PROBE_PIDS => {
-                    for pid in *scanned + 1..=last {
-                        if in_group(pid, pgrp) && !members.contains(&pid) {
-                            members.push(pid);
+        let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
+        match (lookup, known.as_mut()) {
+            (Lookup::Known, Some(cached)) if cached.pgrp == pgrp => {
+                return cached.members.clone();
+            }
+            (Lookup::New, Some(cached)) if cached.pgrp == pgrp => {
+                // Only adds members: one found here is one now, wrap or not; what a wrap
+                // hides, the next full lookup finds.
+                if let Some(last) = last_pid()
+                    && last >= cached.probed
+                    && last - cached.probed < PROBE_PIDS
+                {
+                    for pid in cached.probed + 1..=last {
+                        if in_group(pid, pgrp) && !cached.members.contains(&pid) {
+                            cached.members.push(pid);
                         }
                     }
-                    *scanned = last;
-                    false
+                    cached.probed = last;
                 }
-                _ => true,
-            },
-            _ => true,
-        };
-        if fresh {
-            *cache = Some((pgrp, group_members(pgrp), last.unwrap_or(i32::MAX)));
+                return cached.members.clone();
+            }
+            _ => {}
         }
-        cache
-            .as_ref()
-            .map(|(_, members, _)| members.clone())
-            .unwrap_or_default()
+        let now = PidMark::now();
+        let unwrapped_since = |mark: Option<PidMark>| matches!((mark, now), (Some(mark), Some(now)) if mark.unwrapped_until(&now));
+        let members = match (known.as_ref(), now) {
+            (Some(cached), Some(now)) if cached.pgrp == pgrp && unwrapped_since(cached.mark) => {
+                // Those born since the mark, those in the group's own range, and those
+                // known then that are still in it.
+                let since = cached.mark.map_or(pgrp, |mark| mark.last + 1);
+                let mut members = members_between(pgrp, pgrp.min(since), now.last);
+                let stayed = cached.members.iter().copied();
+                let stayed: Vec<i32> = stayed
+                    .filter(|pid| !members.contains(pid) && in_group(*pid, pgrp))
+                    .collect();
+                members.extend(stayed);
+                members
+            }
+            (_, Some(now)) if unwrapped_since(self.born_after) => {
+                members_between(pgrp, pgrp, now.last)
+            }
+            _ => all_members(pgrp),
+        };
+        *known = Some(Known {
+            pgrp,
+            members: members.clone(),
+            mark: now,
+            probed: now.map_or(i32::MAX, |now| now.last),
+        });
+        members
     }
 }
 
@@ -224,15 +280,6 @@ fn in_group(pid: i32, pgrp: i32) -> bool {
 
 /// Up to how many pids after a group's id are probed one by one rather than listed.
 const PROBE_PIDS: i32 = 64;
-
-/// The pid the kernel handed out last in this pid namespace.
-fn last_pid() -> Option<i32> {
-    fs::read_to_string("/proc/sys/kernel/ns_last_pid")
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
-}
 
 /// Whether this machine can tell input wait: Linux with a known syscall table and a
 /// readable `/proc/self/syscall`.
@@ -496,41 +543,133 @@ mod tests {
         assert_eq!((state, stat.pid, stat.ppid, stat.pgrp), ('S', 42, 7, 42));
     }
 
-    #[test]
-    fn group_members_are_found_old_and_new() {
+    /// A process of `args` in a group of its own.
+    fn in_own_group(program: &str, args: &[&str]) -> std::process::Child {
         use std::os::unix::process::CommandExt;
+        std::process::Command::new(program)
+            .args(args)
+            .process_group(0)
+            .spawn()
+            .unwrap()
+    }
+
+    /// Looks group `pgrp` up through `cache` until it has `n` members or ten seconds pass.
+    fn members_until(cache: &GroupCache, pgrp: i32, n: usize) -> Vec<i32> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let members = cache.members(pgrp, Lookup::All);
+            if members.len() >= n || std::time::Instant::now() > deadline {
+                return members;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn an_old_group_is_found_without_a_mark() {
+        // This test's own group is older than any mark taken here, and pids may have
+        // wrapped since it was born (a busy machine, a small pid_max): every process is
+        // read, and this one is among its members.
         let me = std::process::id() as i32;
         let own = rustix::process::getpgrp().as_raw_nonzero().get();
-        assert!(group_members(own).contains(&me));
-        let mut child = std::process::Command::new("sleep")
-            .arg("30")
+        assert!(all_members(own).contains(&me));
+        assert!(
+            GroupCache::new(None)
+                .members(own, Lookup::All)
+                .contains(&me)
+        );
+    }
+
+    #[test]
+    fn a_new_group_is_found_from_a_mark_taken_before_it() {
+        let cache = GroupCache::new(PidMark::now());
+        let mut child = in_own_group("sh", &["-c", "sleep 30 & exec sleep 30"]);
+        let pid = child.id() as i32;
+        let members = members_until(&cache, pid, 2);
+        // The same group again, from the mark of the last lookup.
+        let again = cache.members(pid, Lookup::All);
+        let everything = all_members(pid);
+        rustix::process::kill_process_group(
+            rustix::process::Pid::from_raw(pid).unwrap(),
+            rustix::process::Signal::KILL,
+        )
+        .unwrap();
+        child.wait().unwrap();
+        let sorted = |mut pids: Vec<i32>| {
+            pids.sort_unstable();
+            pids
+        };
+        assert_eq!(members.len(), 2, "{members:?}");
+        assert!(members.contains(&pid));
+        assert_eq!(sorted(members.clone()), sorted(everything));
+        assert_eq!(sorted(again), sorted(members));
+    }
+
+    #[test]
+    fn a_member_born_after_the_pids_wrapped_is_found() {
+        use std::io::{BufRead, Write};
+        use std::os::unix::process::CommandExt;
+        // Setting the pid counter back (as a wrap does) takes admin powers.
+        if !rustix::process::geteuid().is_root() {
+            eprintln!("skipped: only root can set the pid counter back");
+            return;
+        }
+        let cache = GroupCache::new(PidMark::now());
+        let mut leader = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import subprocess, sys\n\
+                sys.stdin.readline()\n\
+                print(subprocess.Popen(['sleep', '30']).pid, flush=True)\n\
+                sys.stdin.readline()",
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
             .process_group(0)
             .spawn()
             .unwrap();
-        let pid = child.id() as i32;
-        let members = group_members(pid);
-        child.kill().unwrap();
-        child.wait().unwrap();
-        assert_eq!(members, [pid]);
+        let pgrp = leader.id() as i32;
+        assert_eq!(cache.members(pgrp, Lookup::All), [pgrp]);
+        fs::write("/proc/sys/kernel/ns_last_pid", "400").unwrap();
+        let mut stdin = leader.stdin.take().unwrap();
+        writeln!(stdin).unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(leader.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let member: i32 = line.trim().parse().unwrap();
+        let found = cache.members(pgrp, Lookup::All);
+        let between = members_between(pgrp, pgrp, last_pid().unwrap());
+        rustix::process::kill_process_group(
+            rustix::process::Pid::from_raw(pgrp).unwrap(),
+            rustix::process::Signal::KILL,
+        )
+        .unwrap();
+        leader.wait().unwrap();
+        assert!(member < pgrp, "the member {member} was born after a wrap");
+        assert!(
+            !between.contains(&member),
+            "a probe after the group's id misses it"
+        );
+        assert!(found.contains(&member), "{found:?} lacks {member}");
     }
 
     #[test]
     fn a_members_threads_are_not_members() {
-        use std::os::unix::process::CommandExt;
         // A process of four threads in a group of its own, whose thread ids follow its pid.
-        let mut child = std::process::Command::new("python3")
-            .args([
+        let cache = GroupCache::new(PidMark::now());
+        let mut child = in_own_group(
+            "python3",
+            &[
                 "-c",
                 "import threading, time\n\
                 for _ in range(3): threading.Thread(target=time.sleep, args=(30,)).start()\n\
                 time.sleep(30)",
-            ])
-            .process_group(0)
-            .spawn()
-            .unwrap();
+            ],
+        );
         let pid = child.id() as i32;
         let tasks = wait_for_tasks(pid, 4);
-        let members = group_members(pid);
+        let members = cache.members(pid, Lookup::All);
         child.kill().unwrap();
         child.wait().unwrap();
         assert_eq!(tasks, 4, "python started its threads");

@@ -51,6 +51,9 @@ pub(crate) struct Spawned {
     pub(crate) shim: u32,
     /// How long the shim waits after SIGHUP/SIGTERM before SIGKILL.
     pub(crate) grace: Duration,
+    /// The pid counter before the shim was started: every process of the session is
+    /// newer.
+    pub(crate) born_after: Option<crate::pids::PidMark>,
 }
 
 /// How long a shim may take to report that the command started.
@@ -72,6 +75,7 @@ pub(crate) async fn spawn(
     ours.set_nonblocking(true)
         .map_err(|err| failed(String::new(), Some(err)))?;
     let mut control = UnixStream::from_std(ours).map_err(|err| failed(String::new(), Some(err)))?;
+    let born_after = crate::pids::PidMark::now();
     // The spawner holds the only other copies of the slave and of the shim's socket end
     // once this returns: the end of output and the shim's death stay visible.
     spawner
@@ -94,6 +98,7 @@ pub(crate) async fn spawn(
             pid: command,
             shim,
             grace: options.grace,
+            born_after,
         }),
         Some(Report::ExecFailed(errno)) => {
             let program = options.argv.first().map_or("", String::as_str);
