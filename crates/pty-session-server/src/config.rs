@@ -16,7 +16,7 @@ use anyhow::{Context, anyhow};
 use pty_session::limits;
 
 use crate::http::HttpLimits;
-use crate::mcp_sessions;
+use crate::http::sessions as mcp_sessions;
 
 /// The default of `ownerIdleTimeoutSecs`: half an hour.
 pub const DEFAULT_OWNER_IDLE_TIMEOUT_SECS: u64 = 1800;
@@ -482,7 +482,7 @@ impl ConfigArgs {
         service.validate().map_err(|err| {
             let err = match err {
                 pty_session::Error::InvalidArgument { argument, problem } => {
-                    format!("{} {problem}", crate::reply::wire_name(&argument))
+                    format!("{} {problem}", crate::mcp::reply::wire_name(&argument))
                 }
                 other => other.to_string(),
             };
@@ -550,7 +550,7 @@ impl ConfigArgs {
                     1,
                     serve.max_streams_per_token,
                     file.serve.max_streams_per_token,
-                    crate::stream_slots::DEFAULT_MAX_STREAMS_PER_TOKEN as u64,
+                    crate::people::stream_slots::DEFAULT_MAX_STREAMS_PER_TOKEN as u64,
                 )?,
             )?,
             idle_timeout: secs(

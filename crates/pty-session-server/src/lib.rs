@@ -5,60 +5,46 @@
 //! The binary is a thin `main` over this library, which exists so that integration tests
 //! can also drive the handler in-process.
 //!
-//! - [`cli`]: the command line; [`config`]: the config file and flags.
-//! - [`tools`]: the one handler, a method per tool; [`wire`]: arguments and results as
-//!   they travel; [`reply`]: the text block and the one error mapping.
-//! - [`memory`]: freed memory given back to the system.
-//! - [`persist`]: `mcp --persist`, its relay and the per-user background server;
-//!   [`persist_view`]: its sessions as `ls` and `attach` show them.
-//! - [`owner`]: who is calling; [`auth`]: bearer tokens; [`proof`]: a `serve` proving it
-//!   holds a client's token before the client sends it; [`ownership`]: which files,
-//!   directories and socket peers this user trusts; [`secrets`]: what no session
-//!   inherits; [`logs`]: the stderr logger.
-//! - [`stdio`], [`http`]: the transports, serving the same handler; [`stdio_framing`]:
-//!   the lines of stdio, parse errors answered and requests in flight bounded;
-//!   [`front`]: the Host and Origin rules of every HTTP route and the headers of every
-//!   answer; [`refusal`]: refused requests logged, rate limited; [`connections`]: HTTP
-//!   connections under a cap; [`mcp_sessions`]: legacy MCP sessions per token, capped and
-//!   expired; [`priming`]: SSE priming events only for the protocol versions that define
-//!   them.
-//! - [`web`]: the web view and the API beside `/mcp` for people, its terminal streams
-//!   counted in [`stream_slots`]; [`attach`]: the
-//!   `attach` and `ls` commands, its clients in a person's own terminal; [`app`]: the
-//!   MCP App, the same terminal inline in a chat host; `xterm`: xterm.js, vendored and embedded once
-//!   for both.
+//! Four rooms, by whom they serve, and the start-up around them:
+//! - `mcp`: agents: the one handler with a method per tool (`tools`), arguments and
+//!   results as they travel (`wire`), the text block and the one error mapping (`reply`),
+//!   progress notifications, and who calls (`owner`).
+//! - [`stdio`] and [`http`]: the transports serving that handler. Under `http`: the Host
+//!   and Origin rules and the one loopback rule (`front`), bearer tokens (`auth`) and the
+//!   proof that a server holds one (`proof`), connections under caps (`connections`),
+//!   legacy MCP sessions (`sessions`), SSE priming, and refusals logged and rate limited
+//!   (`refusal`).
+//! - `people`: people beside the agent: the web view and its API (`web`), its streams
+//!   (`view_stream`, `stream_slots`), the one session listing they all show (`listing`),
+//!   [`attach`] and `ls` in a person's own terminal, the MCP App (`app`), xterm.js
+//!   embedded once (`xterm`), and fields shown safely ([`shown`]).
+//! - [`persist`]: `mcp --persist`: the relay, the per-user background server, the peers
+//!   it refuses (`peer`) and its sessions for people (`view`).
+//! - Start-up: [`cli`], [`config`], [`logs`], [`secrets`] (what no session inherits),
+//!   [`memory`] (freed memory given back), and `ownership` (which files, directories and
+//!   socket peers this user trusts).
+//!
+//! Modules are private to the crate but for what the binary and the tests call.
 
-pub mod app;
-pub mod attach;
-pub mod auth;
+// The crate's docs are for its developers, who read them with private items
+// (`cargo doc --document-private-items`): links into the private modules are meant.
+#![allow(rustdoc::private_intra_doc_links)]
+
 pub mod cli;
 pub mod config;
-pub mod connections;
-pub mod front;
 pub mod http;
 pub mod logs;
-pub mod mcp_sessions;
+mod mcp;
 pub mod memory;
-pub mod owner;
-pub mod ownership;
+mod ownership;
+mod people;
 pub mod persist;
-pub mod persist_peer;
-pub mod persist_view;
-pub mod priming;
-pub mod progress;
-pub mod proof;
-pub mod refusal;
-pub mod reply;
 pub mod secrets;
-pub mod shown;
 pub mod stdio;
-pub mod stdio_framing;
-pub mod stream_slots;
-pub mod tools;
-mod view_stream;
-pub mod web;
-pub mod wire;
-mod xterm;
+
+pub use mcp::tools::PtyTools;
+pub use people::attach;
+pub use people::shown::shown;
 
 /// Waits for SIGTERM or SIGINT and names the one that came.
 pub(crate) async fn stop_signal() -> &'static str {

@@ -30,7 +30,7 @@
 use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Path, PathBuf};
 
-use crate::auth::TOKEN_ENV;
+use crate::http::auth::TOKEN_ENV;
 
 /// The environment variables that hold a secret of the server.
 pub const SECRET_VARS: &[&str] = &[TOKEN_ENV];

@@ -1,7 +1,7 @@
 //! Helpers that the workspace's tests and its benchmark share: whether a process is still
 //! alive or waiting for input, a process's parent and children by name, waiting until a
 //! condition holds (in a runtime, with a condition that awaits, or on a plain thread), and
-//! running a test in a process of its own; with the feature `sshd`, a local OpenSSH server
+//! running a test in a process of its own, and whether the heavy tests run; with the feature `sshd`, a local OpenSSH server
 //! (the `sshd` module). Not published.
 
 use std::time::{Duration, Instant};
@@ -86,6 +86,29 @@ pub fn in_own_process(test: &str) -> bool {
     // Shows what the run printed (measurements, for one), as the test would have.
     eprint!("{stderr}");
     false
+}
+
+/// The variable that turns the heavy tests on: set to `1`, as CI does.
+pub const HEAVY_TESTS: &str = "PTY_SESSION_HEAVY_TESTS";
+
+/// Whether a heavy test (a flood of a gigabyte, the soak, thousands of connections) is to
+/// run: only when [`HEAVY_TESTS`] is `1`. Otherwise it says on stderr that `test` was left
+/// out and how to run it, and the test returns without checking anything.
+///
+/// ```
+/// fn a_gigabyte_flood() {
+///     if !pty_session_testkit::heavy("a_gigabyte_flood") {
+///         return;
+///     }
+///     // ... the body
+/// }
+/// ```
+pub fn heavy(test: &str) -> bool {
+    let on = std::env::var(HEAVY_TESTS).is_ok_and(|value| value == "1");
+    if !on {
+        eprintln!("{test}: a heavy test, left out; set {HEAVY_TESTS}=1 to run it");
+    }
+    on
 }
 
 /// The live children of `parent` whose command name (`/proc/<pid>/comm`) is `name`.

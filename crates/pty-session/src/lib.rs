@@ -174,7 +174,7 @@ pub mod fuzzing {
     /// lines, the pending line and the replies to terminal queries.
     pub fn render(bytes: &[u8], cuts: &[usize]) -> (Vec<String>, String, Vec<u8>) {
         let mut renderer = crate::term::render::Renderer::new(120, 40);
-        let mut out = crate::term::render::Rendered::default();
+        let mut out = crate::term::output::Rendered::default();
         let mut at = 0;
         for &cut in cuts.iter().chain([&bytes.len()]) {
             let cut = cut.clamp(at, bytes.len());

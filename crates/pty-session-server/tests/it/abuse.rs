@@ -73,6 +73,11 @@ async fn all_accepted(addr: SocketAddr) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_thousand_slow_connections_leave_an_authorized_client_served_within_a_second() {
+    if !pty_session_testkit::heavy(
+        "two_thousand_slow_connections_leave_an_authorized_client_served_within_a_second",
+    ) {
+        return;
+    }
     room_for_connections();
     let server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
     let pid = server.child.id().unwrap();
@@ -174,6 +179,11 @@ const ABANDONED_RSS_BOUND_KIB: u64 = 128 * 1024;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn five_thousand_abandoned_mcp_sessions_expire_and_their_processes_stay_the_tokens() {
+    if !pty_session_testkit::heavy(
+        "five_thousand_abandoned_mcp_sessions_expire_and_their_processes_stay_the_tokens",
+    ) {
+        return;
+    }
     let server = http_server(
         &[
             "--mcp-session-idle-secs",
@@ -461,6 +471,11 @@ async fn raw_stdio(stderr: Stdio) -> RawStdio {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_thousand_unparsable_stdio_lines_each_get_a_parse_error_and_a_log_line() {
+    if !pty_session_testkit::heavy(
+        "ten_thousand_unparsable_stdio_lines_each_get_a_parse_error_and_a_log_line",
+    ) {
+        return;
+    }
     let mut server = raw_stdio(Stdio::piped()).await;
     let stderr = server.child.stderr.take().unwrap();
     let logged = tokio::spawn(async move {
@@ -516,6 +531,9 @@ const UNREAD_RSS_BOUND_KIB: u64 = 32 * 1024;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hundred_thousand_unread_requests_keep_memory_flat() {
+    if !pty_session_testkit::heavy("a_hundred_thousand_unread_requests_keep_memory_flat") {
+        return;
+    }
     let mut server = raw_stdio(Stdio::null()).await;
     let pid = server.child.id().unwrap();
     let rss_before = rss_kib(pid);

@@ -385,7 +385,7 @@ async fn the_web_view_lists_commands_escaped_and_answers_no_query_twice() {
     let mut ids = Vec::new();
     for command in HOSTILE_COMMANDS {
         let (id, _) = open(&agent, json!({"command": command, "settle": "none"})).await;
-        let shown = pty_session_server::shown::shown(command).into_owned();
+        let shown = pty_session_server::shown(command).into_owned();
         assert!(!shown.contains(['\x1b', '\n', '\r', '\x07', '\u{202e}']));
         expected.insert(id.clone(), shown.into());
         ids.push(id);

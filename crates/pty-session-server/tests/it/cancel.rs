@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use pty_session::{Config, Owner, PtyService};
-use pty_session_server::tools::PtyTools;
+use pty_session_server::PtyTools;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

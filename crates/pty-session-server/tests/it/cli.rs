@@ -162,7 +162,7 @@ fn a_non_loopback_bind_without_tokens_is_refused() {
 #[tokio::test]
 async fn mcp_on_a_terminal_says_what_it_is_then_serves() {
     use pty_session::{Config, Owner, PtyService};
-    use pty_session_server::tools::PtyTools;
+    use pty_session_server::PtyTools;
     use serde_json::{Value, json};
     use tokio_util::sync::CancellationToken;
 

@@ -942,7 +942,7 @@ async fn ls_prints_what_sessions_chose_escaped() {
         .unwrap();
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(output.status.success(), "{output:?}");
-    let shown = |text: &str| pty_session_server::shown::shown(text).into_owned();
+    let shown = |text: &str| pty_session_server::shown(text).into_owned();
     for (id, command) in ids.iter().zip(HOSTILE_COMMANDS) {
         let row = text
             .lines()

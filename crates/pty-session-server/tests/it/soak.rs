@@ -654,6 +654,11 @@ fn marked(mark: &str) -> Vec<u32> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn soak_over_stdio_http_and_persist_accounts_for_every_line_and_leaves_no_process() {
+    if !pty_session_testkit::heavy(
+        "soak_over_stdio_http_and_persist_accounts_for_every_line_and_leaves_no_process",
+    ) {
+        return;
+    }
     let seed = std::env::var(SEED_ENV)
         .ok()
         .and_then(|seed| seed.parse().ok())

@@ -8,11 +8,14 @@
 //! - [`scrollback`] keeps the completed lines and the one read cursor;
 //! - [`screen`] is the full-screen view from a real emulator, which [`plain`] lets skip
 //!   what cannot change it, and [`frame`] draws again for a viewer who comes late;
+//! - [`output`] is what a feed produced; [`cells`] how wide a character is;
 //! - [`keys`] names keys as the bytes an xterm sends; [`prompt`] knows a prompt's shape.
 
 pub(crate) mod answer;
+pub(crate) mod cells;
 pub(crate) mod frame;
 pub(crate) mod keys;
+pub(crate) mod output;
 pub(crate) mod plain;
 pub(crate) mod prompt;
 pub(crate) mod render;

@@ -30,7 +30,7 @@
 //! wrap mark — what stood below becomes a row of its own. Erasing a wrapped screen row's
 //! last column ends the row there too. A wide character that does not fit at the end of a
 //! screen row goes to the next one, leaving a blank, as terminals draw it (a blank that is
-//! no character of the line: [`crate::term::rows::SPACER`]).
+//! no character of the line: [`SPACER`]).
 //!
 //! A line is cut into lines of at most [`MAX_LINE_BYTES`] without splitting a character,
 //! so neither the scrollback nor the pending line grows without bound.
@@ -51,25 +51,12 @@
 //! cell before the cursor, as in alacritty. DEL and the other control characters that
 //! reach the printer are not printed.
 
+use crate::term::cells::{SPACER, width};
+use crate::term::output::Rendered;
 use crate::term::rows::{Move, Row, RowState, Rows};
 
 /// The longest line, in bytes of UTF-8.
 pub(crate) const MAX_LINE_BYTES: usize = 64 * 1024;
-
-/// What one feed produced.
-#[derive(Debug, Default)]
-pub(crate) struct Rendered {
-    /// Completed lines, oldest first, without their `\n`.
-    pub(crate) lines: Vec<String>,
-    /// Bytes to write back into the PTY: answers to terminal queries.
-    pub(crate) replies: Vec<u8>,
-    /// Emptied strings that new lines are written into before any is allocated: the
-    /// caller puts back what its scrollback let go ([`Scrollback::push_recycling`]), so a
-    /// flood of short lines costs no allocation per line.
-    ///
-    /// [`Scrollback::push_recycling`]: crate::term::scrollback::Scrollback::push_recycling
-    pub(crate) spare: Vec<String>,
-}
 
 /// A session's renderer: parser state plus the line being drawn.
 pub(crate) struct Renderer {
@@ -258,18 +245,6 @@ fn cut_character_len(bytes: &[u8]) -> usize {
         return if back < needed { back } else { 0 };
     }
     0
-}
-
-/// A character's width in cells, as a terminal counts it (`unicode-width`, the table
-/// alacritty uses too): 2 for wide characters (CJK, fullwidth forms, most emoji), 0 for
-/// combining and other zero-width characters, `None` for control characters such as DEL
-/// and the C1 controls, which a terminal does not print. A tab stays one cell.
-pub(crate) fn width(c: char) -> Option<usize> {
-    match c {
-        '\t' | ' '..='~' | crate::term::rows::SPACER => Some(1),
-        _ if c.is_ascii() => None,
-        _ => unicode_width::UnicodeWidthChar::width(c),
-    }
 }
 
 /// The characters that fill one or two cells: a character of width 1 or 2 and the
@@ -499,11 +474,7 @@ impl Line {
             group.end > group.start && self.group(group.first + 1).first == group.first
         });
         let before = self.group(start - 1);
-        if covers_wide
-            && self.as_str()[before.start..before.end]
-                .chars()
-                .eq([crate::term::rows::SPACER])
-        {
+        if covers_wide && self.as_str()[before.start..before.end].chars().eq([SPACER]) {
             self.text.splice(before.start..before.end, [b' ']);
         }
     }
@@ -589,7 +560,7 @@ impl Line {
         if width == 2 && self.cols > 1 && self.col % self.cols == self.cols - 1 {
             // A wide character does not fit the last column: a blank stays there and the
             // character goes to the next screen row, as on a terminal.
-            self.print(crate::term::rows::SPACER, rows, out);
+            self.print(SPACER, rows, out);
             self.wrap = false;
         }
         // Wrapping to a screen row that is not the row's yet: the next row, if there is
@@ -1980,7 +1951,7 @@ mod tests {
         cells
             .iter()
             .filter_map(|cell| match cell {
-                Cell::Char(text) => Some(text.replace(crate::term::rows::SPACER, "")),
+                Cell::Char(text) => Some(text.replace(SPACER, "")),
                 Cell::Right => None,
             })
             .collect()
@@ -2042,7 +2013,7 @@ mod tests {
             if width == 2 && self.col == MAX_LINE_BYTES {
                 // The last column of the renderer's window, as wide as a line may be long:
                 // a wide character goes to the next screen row.
-                self.print(crate::term::rows::SPACER);
+                self.print(SPACER);
             }
             self.split(self.col + width);
             self.split(self.col);
@@ -2351,7 +2322,7 @@ mod tests {
             for c in text.chars() {
                 let width = super::width(c).unwrap_or(0);
                 let row = (cell / cols).min(rows.len() - 1);
-                if c != crate::term::rows::SPACER {
+                if c != SPACER {
                     rows[row].push(c);
                 }
                 cell += width;

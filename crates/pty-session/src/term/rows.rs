@@ -23,7 +23,8 @@
 
 use std::collections::VecDeque;
 
-use crate::term::render::Rendered;
+use crate::term::cells::{SPACER, width};
+use crate::term::output::Rendered;
 
 /// What became of a row.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -82,11 +83,11 @@ impl Row {
         let mut at = self.text.len();
         let text = std::str::from_utf8(&self.text).expect("rows hold whole characters");
         for (index, c) in text.char_indices() {
-            if cell >= from && crate::term::render::width(c).is_some_and(|w| w > 0) {
+            if cell >= from && width(c).is_some_and(|w| w > 0) {
                 at = index;
                 break;
             }
-            cell += crate::term::render::width(c).unwrap_or(0);
+            cell += width(c).unwrap_or(0);
         }
         let text = self.text[at..].to_vec();
         Row {
@@ -127,11 +128,6 @@ impl Row {
         }
     }
 }
-
-/// What stands in a row for the cell a wide character leaves blank at the end of a screen
-/// row it did not fit (it goes to the next): a noncharacter no program prints, one cell
-/// wide, taken out of every line, so that the line reads as the program printed it.
-pub(crate) const SPACER: char = '\u{FFFF}';
 
 /// `text` as a line reads: without [`SPACER`]s.
 pub(crate) fn visible(text: &str) -> std::borrow::Cow<'_, str> {

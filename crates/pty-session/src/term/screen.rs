@@ -685,7 +685,7 @@ mod tests {
         shell.extend_from_slice(&"x\r\n".repeat(20_000).into_bytes());
         let mut window = Window::new(120, 40);
         let mut renderer = crate::term::render::Renderer::new(120, 40);
-        let mut out = crate::term::render::Rendered::default();
+        let mut out = crate::term::output::Rendered::default();
         for chunk in shell.chunks(4093).chain(top.chunks(4093)) {
             renderer.feed(chunk, &mut out);
             window.feed(chunk, renderer.addresses_screen(), KeyModes::default());

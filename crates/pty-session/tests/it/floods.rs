@@ -19,6 +19,11 @@ fn status_kib(field: &str) -> u64 {
 /// (the session's processes are separate).
 #[tokio::test]
 async fn a_gigabyte_of_output_keeps_memory_bounded_and_delivers_the_final_line() {
+    if !pty_session_testkit::heavy(
+        "a_gigabyte_of_output_keeps_memory_bounded_and_delivers_the_final_line",
+    ) {
+        return;
+    }
     if !in_own_process(
         "floods::a_gigabyte_of_output_keeps_memory_bounded_and_delivers_the_final_line",
     ) {

@@ -183,6 +183,7 @@ impl StreamSlots {
     }
 
     /// How many streams are authorized and how many wait.
+    #[cfg(test)]
     pub fn counts(&self) -> (usize, usize) {
         let pools = self.lock();
         (pools.authorized.len(), pools.waiting.len())

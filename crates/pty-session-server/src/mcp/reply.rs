@@ -8,7 +8,7 @@ use pty_session::{Error, Rest, Sandbox};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
 
-use crate::wire::{
+use crate::mcp::wire::{
     CloseResult, CursorPosition, ExitFields, ListResult, OpenResult, ScreenResult, SendResult,
     TailResult,
 };

@@ -33,8 +33,8 @@ use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 use tokio::net::TcpStream;
 
-use crate::auth::Tokens;
-use crate::connections::Connection;
+use crate::http::auth::Tokens;
+use crate::http::connections::Connection;
 
 /// The route of the challenge.
 pub const PATH: &str = "/api/identify";

@@ -1,18 +1,26 @@
 //! `pty-session serve`: MCP streamable HTTP at `/mcp`, behind the front every route has
-//! ([`crate::front`]: Host and Origin) and a gate that checks the bearer token (401 unless
+//! ([`crate::http::front`]: Host and Origin) and a gate that checks the bearer token (401 unless
 //! valid) and ties each legacy MCP session to the principal that opened it.
 //!
 //! Both the current protocol (2026-07-28, no sessions: rmcp builds a handler per request)
 //! and older ones with `Mcp-Session-Id` are served by the same [`PtyTools`] over the same
 //! service, and the owner is the token for all of them: an MCP session is a connection,
 //! which DELETE or its expiry after `mcpSessionIdleSecs` without a request ends
-//! ([`crate::mcp_sessions`]) without closing any PTY session. Owners idle for
+//! ([`crate::http::sessions`]) without closing any PTY session. Owners idle for
 //! `ownerIdleTimeoutSecs` are disposed. Clients of versions before 2025-11-25 get no SSE
-//! priming events ([`crate::priming`]). Connections are served under a cap and timeouts
-//! ([`crate::connections`]); POST bodies are read here, within a size and a time, and one
+//! priming events ([`crate::http::priming`]). Connections are served under a cap and timeouts
+//! ([`crate::http::connections`]); POST bodies are read here, within a size and a time, and one
 //! that is not JSON gets a JSON-RPC parse error.
 
-use std::net::{IpAddr, SocketAddr};
+pub(crate) mod auth;
+pub(crate) mod connections;
+pub(crate) mod front;
+pub(crate) mod priming;
+pub(crate) mod proof;
+pub(crate) mod refusal;
+pub(crate) mod sessions;
+
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -31,15 +39,14 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::{self, Tokens};
-use crate::connections::{self, ConnectionLimits, Connections, hold_until_sent};
-use crate::front::{self, Front};
+use self::auth::Tokens;
+use self::connections::{ConnectionLimits, Connections, hold_until_sent};
+use self::front::Front;
+use self::refusal::Cause;
+use self::sessions::McpSessions;
 use crate::logs;
-use crate::mcp_sessions::McpSessions;
-use crate::owner::{MCP_SESSION_ID, Owners, Principal};
-use crate::priming;
-use crate::refusal::{self, Cause};
-use crate::tools::{PtyTools, Stopping};
+use crate::mcp::owner::{MCP_SESSION_ID, Owners, Principal};
+use crate::mcp::tools::{PtyTools, Stopping};
 
 /// How `serve` listens and authenticates.
 #[derive(Debug, Clone)]
@@ -147,7 +154,7 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
     // The web view's live lists and terminal streams end with the tool calls, first:
     // they would otherwise hold their connections open through the graceful close.
     let web_stop = CancellationToken::new();
-    let web = Arc::new(crate::web::Web::new(
+    let web = Arc::new(crate::people::web::Web::new(
         tokens.clone(),
         service.clone(),
         owners.clone(),
@@ -159,7 +166,7 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
             .max_streams_per_token
             .min(connection_limits.max_per_token),
     ));
-    let proofs = crate::proof::router(tokens.clone());
+    let proofs = crate::http::proof::router(tokens.clone());
     let gate = Arc::new(Gate {
         tokens,
         mcp: McpSessions::new(limits.max_mcp_sessions_per_token, limits.mcp_session_idle),
@@ -194,7 +201,7 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
     let app = axum::Router::new()
         .nest_service("/mcp", mcp)
         .layer(axum::middleware::from_fn_with_state(gate.clone(), check))
-        .merge(crate::web::router(web))
+        .merge(crate::people::web::router(web))
         .merge(proofs)
         .layer(axum::middleware::from_fn_with_state(front, front::check));
 
@@ -567,62 +574,4 @@ fn mcp_session_id(headers: &HeaderMap) -> Option<String> {
         .to_str()
         .ok()
         .map(str::to_owned)
-}
-
-/// Whether an `Origin` (`scheme://host[:port]`) names this machine: `localhost`, a
-/// `*.localhost` name, or a loopback address. `null` and anything unparsable do not.
-pub(crate) fn is_loopback_origin(origin: &[u8]) -> bool {
-    let Ok(origin) = std::str::from_utf8(origin) else {
-        return false;
-    };
-    let Some((_scheme, rest)) = origin.split_once("://") else {
-        return false;
-    };
-    let authority = rest.split('/').next().unwrap_or_default();
-    let host = if let Some(bracketed) = authority.strip_prefix('[') {
-        match bracketed.split_once(']') {
-            Some((host, _port)) => host,
-            None => return false,
-        }
-    } else {
-        authority
-            .rsplit_once(':')
-            .map_or(authority, |(host, _port)| host)
-    };
-    let host = host.to_ascii_lowercase();
-    host == "localhost"
-        || host.ends_with(".localhost")
-        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_loopback_origin;
-
-    #[test]
-    fn loopback_origins() {
-        for yes in [
-            "http://localhost",
-            "http://localhost:3000",
-            "https://app.localhost:8443",
-            "http://127.0.0.1:7717",
-            "http://127.8.9.10",
-            "http://[::1]:7717",
-            "HTTP://LOCALHOST",
-        ] {
-            assert!(is_loopback_origin(yes.as_bytes()), "{yes}");
-        }
-        for no in [
-            "null",
-            "https://evil.example",
-            "http://localhost.evil.example",
-            "http://127.0.0.1.nip.io",
-            "http://[::2]",
-            "http://10.0.0.1:7717",
-            "localhost",
-            "",
-        ] {
-            assert!(!is_loopback_origin(no.as_bytes()), "{no}");
-        }
-    }
 }

@@ -1,6 +1,8 @@
 //! `pty-session mcp`: MCP over stdio, the one client being the one owner. When stdin ends,
 //! or on SIGTERM or SIGINT, every session is closed (process trees reaped) before exit.
-//! The lines in between go through [`crate::stdio_framing`].
+//! The lines in between go through [`crate::stdio::framing`].
+
+pub(crate) mod framing;
 
 use std::time::Duration;
 
@@ -10,8 +12,7 @@ use rmcp::ServiceExt;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
-use crate::stdio_framing;
-use crate::tools::PtyTools;
+use crate::mcp::tools::PtyTools;
 
 /// Two lines for a person who started `pty-session mcp` on a terminal, which would
 /// otherwise wait in silence for JSON-RPC: what it is, and how a client starts it.
@@ -68,7 +69,7 @@ where
     // Framed by us, so that every bad line is answered and requests are read only as
     // fast as replies are written.
     let running = tools
-        .serve(stdio_framing::transport(
+        .serve(framing::transport(
             reader,
             writer,
             max_line,

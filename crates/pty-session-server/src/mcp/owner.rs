@@ -171,7 +171,7 @@ impl Owners {
                 _ = ticks.tick() => {}
             }
             for owner in self.take_idle(timeout) {
-                tracing::info!(owner = %crate::shown::shown(owner.as_str()), idle_secs = timeout.as_secs(), "owner idle; closing its sessions");
+                tracing::info!(owner = %crate::people::shown::shown(owner.as_str()), idle_secs = timeout.as_secs(), "owner idle; closing its sessions");
                 service.dispose(&owner).await;
             }
         }

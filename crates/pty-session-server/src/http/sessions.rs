@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::owner::Principal;
+use crate::mcp::owner::Principal;
 
 /// The default of `maxMcpSessionsPerToken`.
 pub const DEFAULT_MAX_PER_TOKEN: usize = 64;

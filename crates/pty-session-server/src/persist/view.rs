@@ -3,16 +3,14 @@
 //!
 //! After an `attach` first line the connection carries WebSocket frames, without an HTTP
 //! handshake (the first line was the request), and the messages of the web view's
-//! stream ([`crate::web`]): a `hello` text message with the window's size, the recent
+//! stream ([`crate::people::web`]): a `hello` text message with the window's size, the recent
 //! lines (or the full-screen program's screen) as one binary message, then the output as
 //! it comes, `resize`, `skipped` and `ended`; the client sends its keys as binary
 //! messages and `{"type":"resize",...}` as text. A session the server does not hold gets
 //! an `error` message starting `NOT_FOUND` and the close code 4404.
 
-use std::time::UNIX_EPOCH;
-
 use futures_util::{SinkExt as _, StreamExt as _};
-use pty_session::{Owner, PtyService, SessionId, SessionInfo, Status};
+use pty_session::{Owner, PtyService, SessionId};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
@@ -20,9 +18,8 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 use tokio_util::sync::CancellationToken;
 
-use crate::attach::ListedSession;
-use crate::shown::shown;
-use crate::view_stream::{self, Incoming, Input, PersonSocket};
+use crate::people::shown::shown;
+use crate::people::view_stream::{self, Incoming, Input, PersonSocket};
 
 /// The largest message either side may send: a paste of 1 MiB, as a send takes.
 const MAX_MESSAGE_BYTES: usize = pty_session::limits::MAX_DATA_BYTES + 1024;
@@ -39,28 +36,6 @@ where
         .max_message_size(Some(MAX_MESSAGE_BYTES))
         .max_frame_size(Some(MAX_MESSAGE_BYTES));
     WebSocketStream::from_raw_socket(stream, role, Some(config)).await
-}
-
-/// `info`, a session of `owner`, as `ls` lists it.
-pub fn listed(info: SessionInfo, owner: &str) -> ListedSession {
-    let running = info.status == Status::Running;
-    ListedSession {
-        id: info.id.as_str().to_owned(),
-        command: info.command,
-        status: match info.status {
-            Status::Running => "running".to_owned(),
-            Status::Exited(exit) => exit.to_string(),
-        },
-        started_at_ms: info
-            .started_at
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64),
-        unread_lines: info.unread_lines,
-        prompt_pending: running && !info.pending.trim().is_empty(),
-        pending: info.pending,
-        sandbox: Some(info.sandbox.as_str().to_owned()),
-        owner: Some(owner.to_owned()),
-    }
 }
 
 fn text(value: serde_json::Value) -> Message {

@@ -14,17 +14,17 @@
 //!   whenever the window's size changes, in order with the output. The client sends its
 //!   keystrokes as binary messages and `{"type":"resize",...}` as text.
 //!
-//! The same front as `/mcp` ([`crate::front`]: the Host and Origin rules), and every API
+//! The same front as `/mcp` ([`crate::http::front`]: the Host and Origin rules), and every API
 //! call needs a token. A browser cannot set a header on a WebSocket, so there the token
 //! may instead be the first message, `{"token":"..."}`; it is never in a URL. Streams are
-//! counted apart while they wait for that message ([`crate::stream_slots`]). A token sees
+//! counted apart while they wait for that message ([`crate::people::stream_slots`]). A token sees
 //! the sessions of every owner of that token (its own and those of its MCP sessions), and
 //! no other's.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
@@ -33,25 +33,26 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http::{Extensions, HeaderMap, HeaderValue, StatusCode, header};
-use pty_session::{Owner, PtyService, SessionId, Status};
-use serde::{Deserialize, Serialize};
+use pty_session::{Owner, PtyService, SessionId};
+use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::Tokens;
-use crate::connections::{self, Connection};
-use crate::owner::{Owners, Principal};
-use crate::refusal::{self, Cause};
-use crate::stream_slots::{self, StreamSlots, Waiting};
-use crate::view_stream::{self, Incoming, Input, PersonSocket};
-use crate::xterm::{XTERM_CSS, XTERM_JS};
+use crate::http::auth::Tokens;
+use crate::http::connections::{self, Connection};
+use crate::http::refusal::{self, Cause};
+use crate::mcp::owner::{Owners, Principal};
+use crate::people::listing::Listing;
+use crate::people::stream_slots::{self, StreamSlots, Waiting};
+use crate::people::view_stream::{self, Incoming, Input, PersonSocket};
+use crate::people::xterm::{XTERM_CSS, XTERM_JS};
 
-const INDEX_HTML: &str = include_str!("../web/index.html");
-const APP_JS: &str = include_str!("../web/app.js");
+const INDEX_HTML: &str = include_str!("../../web/index.html");
+const APP_JS: &str = include_str!("../../web/app.js");
 /// What the views show and send safely; the MCP App view inlines it too.
-const SAFE_JS: &str = include_str!("../web/safe.js");
-const STYLE_CSS: &str = include_str!("../web/style.css");
+const SAFE_JS: &str = include_str!("../../web/safe.js");
+const STYLE_CSS: &str = include_str!("../../web/style.css");
 /// The tab's icon (an SVG, which browsers take at `/favicon.ico` too).
-const FAVICON: &str = include_str!("../web/favicon.svg");
+const FAVICON: &str = include_str!("../../web/favicon.svg");
 
 /// The page's policy: scripts, styles and connections from this origin only, no plugins,
 /// no framing. Inline *styles* are allowed because xterm.js's renderer writes its theme
@@ -127,13 +128,13 @@ impl Web {
     }
 
     /// The sessions of every owner of `principal`'s token, the oldest first.
-    fn sessions_of(&self, principal: &Principal) -> Vec<WebSession> {
-        let mut sessions: Vec<WebSession> = self
+    fn sessions_of(&self, principal: &Principal) -> Vec<Listing> {
+        let mut sessions: Vec<Listing> = self
             .owners
             .of_principal(principal)
             .iter()
             .flat_map(|owner| self.service.list(owner))
-            .map(WebSession::new)
+            .map(|info| Listing::new(info, None))
             .collect();
         sessions.sort_by_key(|s| s.started_at_ms);
         sessions
@@ -148,56 +149,9 @@ impl Web {
     }
 }
 
-/// One session in the list.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct WebSession {
-    pub id: String,
-    pub command: String,
-    pub pid: u32,
-    /// `running`, or how it ended (`exit code 0`, `killed by SIGKILL`).
-    pub status: String,
-    pub running: bool,
-    /// When it was opened, in milliseconds since the Unix epoch.
-    pub started_at_ms: u64,
-    pub unread_lines: u64,
-    /// The unfinished last line, such as a prompt.
-    pub pending: String,
-    /// Whether the program waits at a prompt: it runs and its last line is unfinished.
-    pub prompt_pending: bool,
-    pub alt_screen: bool,
-    /// The sandbox it runs in: `none`, `workspace` or `read-only`.
-    pub sandbox: &'static str,
-}
-
-impl WebSession {
-    fn new(info: pty_session::SessionInfo) -> WebSession {
-        let running = info.status == Status::Running;
-        WebSession {
-            id: info.id.as_str().to_owned(),
-            command: info.command,
-            pid: info.pid,
-            status: match info.status {
-                Status::Running => "running".to_owned(),
-                Status::Exited(exit) => exit.to_string(),
-            },
-            running,
-            started_at_ms: info
-                .started_at
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as u64),
-            unread_lines: info.unread_lines,
-            prompt_pending: running && !info.pending.trim().is_empty(),
-            pending: info.pending,
-            alt_screen: info.alt_screen,
-            sandbox: info.sandbox.as_str(),
-        }
-    }
-}
-
 /// The first message of a WebSocket whose request had no token header.
 #[derive(Debug, Deserialize)]
-struct Hello {
+struct Credentials {
     token: String,
 }
 
@@ -310,7 +264,7 @@ async fn me(State(web): State<Arc<Web>>, request: axum::extract::Request) -> Res
 }
 
 /// The token's sessions as server-sent events: a stream in the token's stream slots, so
-/// that its newer streams close its oldest ([`crate::stream_slots`]).
+/// that its newer streams close its oldest ([`crate::people::stream_slots`]).
 async fn live(State(web): State<Arc<Web>>, request: axum::extract::Request) -> Response {
     let principal = match authenticate_stream(&web, request.headers(), request.extensions()) {
         Ok(principal) => principal,
@@ -469,7 +423,7 @@ async fn first_message_token(
 
 /// The principal of a first message `{"token":"..."}`.
 fn token_of(web: &Web, body: &str) -> Option<Principal> {
-    let hello: Hello = serde_json::from_str(body).ok()?;
+    let hello: Credentials = serde_json::from_str(body).ok()?;
     let value = HeaderValue::from_str(&format!("Bearer {}", hello.token)).ok()?;
     web.tokens.authenticate(Some(&value))
 }

@@ -1,5 +1,5 @@
-//! xterm.js, vendored in `web/vendor/` and embedded once, for the web view ([`crate::web`]
-//! serves it) and the MCP App ([`crate::app`] inlines it).
+//! xterm.js, vendored in `web/vendor/` and embedded once, for the web view ([`crate::people::web`]
+//! serves it) and the MCP App ([`crate::people::app`] inlines it).
 //!
 //! `web/vendor.mjs` (`npm ci && npm run vendor` in `web/`) copies it from the package that
 //! `web/package-lock.json` pins and writes `web/vendor/manifest.json`: the version and
@@ -8,10 +8,10 @@
 //! vendored file, or a new pin without a refresh, fails.
 
 /// The terminal, `lib/xterm.js` of the pinned package (without its source map comment).
-pub(crate) const XTERM_JS: &str = include_str!("../web/vendor/xterm.js");
+pub(crate) const XTERM_JS: &str = include_str!("../../web/vendor/xterm.js");
 
 /// The terminal's stylesheet, `css/xterm.css` of the pinned package.
-pub(crate) const XTERM_CSS: &str = include_str!("../web/vendor/xterm.css");
+pub(crate) const XTERM_CSS: &str = include_str!("../../web/vendor/xterm.css");
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,6 @@
 //! `pty-session ls` and `pty-session attach`: a person's own terminal as a client of a
-//! running `pty-session serve`, through the API of [`crate::web`], and of the background
-//! server of `mcp --persist`, through its socket ([`crate::persist_view`]).
+//! running `pty-session serve`, through the API of [`crate::people::web`], and of the background
+//! server of `mcp --persist`, through its socket ([`crate::persist::view`]).
 //!
 //! Without `--url`, `--token-file` or `--persist`, both are asked: `ls` lists the
 //! sessions of each that runs, marked by where they live, and `attach ID` finds the
@@ -26,7 +26,6 @@ use futures_util::{SinkExt as _, StreamExt as _};
 use http_body_util::BodyExt as _;
 use hyper_util::rt::TokioIo;
 use rustix::termios::{self, OptionalActions, Termios};
-use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio_tungstenite::WebSocketStream;
@@ -34,12 +33,13 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 use tokio_tungstenite::tungstenite::protocol::Role;
 
-use crate::auth;
 use crate::cli::RemoteArgs;
+use crate::http::auth;
+use crate::http::proof;
 use crate::ownership;
+use crate::people::listing::Listing;
+use crate::people::shown::shown;
 use crate::persist::{self, Hello};
-use crate::proof;
-use crate::shown::shown;
 
 /// The key that detaches: Ctrl-] (as in telnet), a byte that programs rarely need.
 pub const DETACH_KEY: u8 = 0x1d;
@@ -132,38 +132,9 @@ fn read_token(path: &Path) -> anyhow::Result<String> {
     Ok(token.to_owned())
 }
 
-/// A session as `GET /api/sessions` lists it (see [`crate::web::WebSession`]), or the
-/// background server of `mcp --persist` with its owner.
-#[derive(Debug, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListedSession {
-    /// The session's id.
-    pub id: String,
-    /// The command it runs.
-    pub command: String,
-    /// `running`, or how it ended.
-    pub status: String,
-    /// When it was opened, in milliseconds since the Unix epoch.
-    pub started_at_ms: u64,
-    /// Lines not yet read by its owner.
-    pub unread_lines: u64,
-    /// The unfinished last line, such as a prompt.
-    #[serde(default)]
-    pub pending: String,
-    /// Whether it runs and waits at a prompt.
-    pub prompt_pending: bool,
-    /// Absent from servers that predate sandboxes.
-    #[serde(default)]
-    pub sandbox: Option<String>,
-    /// The owner, on the background server of `mcp --persist` (a project directory or
-    /// `--owner`); absent over HTTP, where it is the token.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub owner: Option<String>,
-}
-
 /// The token's sessions on the server, asked once it proved that it holds the token
 /// ([`proof::identified`]).
-pub async fn sessions(remote: &Remote) -> anyhow::Result<Vec<ListedSession>> {
+pub async fn sessions(remote: &Remote) -> anyhow::Result<Vec<Listing>> {
     let stream = proof::identified(&remote.authority, &remote.token).await?;
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
@@ -239,7 +210,7 @@ pub fn default_url() -> String {
 /// line; an error when neither runs, or when one that runs cannot be asked.
 pub async fn ls(remote: &RemoteArgs, persist_only: bool) -> anyhow::Result<()> {
     let places = Places::of(remote, persist_only);
-    let mut rows: Vec<(String, ListedSession)> = Vec::new();
+    let mut rows: Vec<(String, Listing)> = Vec::new();
     let mut asked: Vec<String> = Vec::new();
     let mut not_running: Vec<String> = Vec::new();
     let mut problems: Vec<String> = Vec::new();
@@ -315,7 +286,7 @@ pub async fn ls(remote: &RemoteArgs, persist_only: bool) -> anyhow::Result<()> {
 
 /// Where a session of the background server lives, as `ls` shows it: `persist:` and its
 /// owner, a home directory shown as `~`.
-fn persist_place(session: &ListedSession) -> String {
+fn persist_place(session: &Listing) -> String {
     let owner = session.owner.as_deref().unwrap_or_default();
     let home = std::env::var("HOME").unwrap_or_default();
     let owner = match owner.strip_prefix(home.as_str()) {
@@ -328,7 +299,7 @@ fn persist_place(session: &ListedSession) -> String {
 }
 
 /// The sessions as a table, a column for where each lives.
-fn table(rows: &[(String, ListedSession)]) -> String {
+fn table(rows: &[(String, Listing)]) -> String {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
@@ -354,7 +325,7 @@ fn table(rows: &[(String, ListedSession)]) -> String {
             } else {
                 String::new()
             },
-            shown(s.sandbox.as_deref().unwrap_or("none")),
+            shown(&s.sandbox),
             place,
             shown(&s.command)
         ));
@@ -495,7 +466,7 @@ async fn persist_stream(
     let Some(stream) = persist::open(&Hello::Attach { id: id.to_owned() }).await? else {
         return Ok(None);
     };
-    let mut socket = crate::persist_view::websocket(stream, Role::Client).await;
+    let mut socket = crate::persist::view::websocket(stream, Role::Client).await;
     Ok(Some(hello(&mut socket).await.map(|size| (socket, size))))
 }
 

@@ -16,7 +16,7 @@ use std::sync::LazyLock;
 use rmcp::model::{MetaObject, ReadResourceResult, Resource, ResourceContents};
 use serde_json::json;
 
-use crate::xterm::{XTERM_CSS, XTERM_JS};
+use crate::people::xterm::{XTERM_CSS, XTERM_JS};
 
 /// The view's URI.
 pub const URI: &str = "ui://pty-session/terminal";
@@ -24,10 +24,10 @@ pub const URI: &str = "ui://pty-session/terminal";
 /// The MIME type of an MCP App's HTML.
 pub const MIME_TYPE: &str = "text/html;profile=mcp-app";
 
-const TEMPLATE: &str = include_str!("../web/app/view.html");
-const VIEW_JS: &str = include_str!("../web/app/view.js");
+const TEMPLATE: &str = include_str!("../../web/app/view.html");
+const VIEW_JS: &str = include_str!("../../web/app/view.js");
 /// What the views show and send safely (`shown`, `quietAnswers`), shared with the page.
-const SAFE_JS: &str = include_str!("../web/safe.js");
+const SAFE_JS: &str = include_str!("../../web/safe.js");
 
 /// The document, assembled once (the tests assemble it too: it cannot fail here).
 static HTML: LazyLock<String> = LazyLock::new(|| {

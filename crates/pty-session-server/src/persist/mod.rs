@@ -5,11 +5,11 @@
 //! 0600) and serves only peers of its own user (`SO_PEERCRED`); its clients (`mcp
 //! --persist`, `ls`, `attach`, `stop`) likewise trust the directory and the server only
 //! by [`crate::ownership`]'s rule, before they say anything. It serves none more confined
-//! than itself, such as a process of a sandboxed session ([`crate::persist_peer`]: by the
+//! than itself, such as a process of a sandboxed session ([`crate::persist::peer`]: by the
 //! peer's own `no_new_privs`, seccomp and namespaces). Each connection starts
 //! with one JSON line, a [`Hello`]: `mcp` (the server answers [`ACK`], then MCP lines go
 //! both ways, as over stdio, for the named owner), `ls`, `attach` (a person's terminal,
-//! [`crate::persist_view`]) or `stop`. A client that finds no server starts one; the
+//! [`crate::persist::view`]) or `stop`. A client that finds no server starts one; the
 //! server holds an exclusive lock on a file beside the socket while it runs, so of two
 //! started at once one serves and the other exits, and a socket left by a dead server is
 //! replaced. A server on its way out (idle, or stopped) may still take a connection it
@@ -18,6 +18,9 @@
 //! The server closes an owner's sessions after `persistIdleSecs` without a call and
 //! exits `persistExitSecs` after its last session and client are gone. If it dies, its
 //! sessions die with it (the shims' rule).
+
+pub(crate) mod peer;
+pub(crate) mod view;
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::OpenOptionsExt as _;
@@ -34,14 +37,14 @@ use tokio_tungstenite::tungstenite::protocol::Role;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::attach::ListedSession;
 use crate::config::PersistSettings;
-use crate::owner::Owners;
+use crate::http::refusal::{self, Cause};
+use crate::mcp::owner::Owners;
+use crate::mcp::tools::PtyTools;
 use crate::ownership;
-use crate::persist_peer::Refused;
-use crate::refusal::{self, Cause};
-use crate::shown::shown;
-use crate::tools::PtyTools;
+use crate::people::listing::Listing;
+use crate::people::shown::shown;
+use crate::persist::peer::Refused;
 
 /// The socket's name in [`socket_dir`].
 const SOCKET: &str = "persist.sock";
@@ -66,10 +69,10 @@ pub const ACK: &str = "{\"ok\":true}";
 pub enum Hello {
     /// MCP lines follow, for `owner`; sessions opened without a `cwd` start in `cwd`.
     Mcp { owner: String, cwd: Option<String> },
-    /// The sessions of every owner, as a JSON array of [`ListedSession`].
+    /// The sessions of every owner, as a JSON array of [`Listing`].
     Ls,
     /// A person's terminal on session `id`: WebSocket frames follow
-    /// ([`crate::persist_view`]).
+    /// ([`crate::persist::view`]).
     Attach { id: String },
     /// Close every session and exit.
     Stop,
@@ -325,7 +328,7 @@ pub fn socket_path() -> String {
 }
 
 /// Every session of the background server, with its owner; `None` when no server runs.
-pub async fn sessions() -> anyhow::Result<Option<Vec<ListedSession>>> {
+pub async fn sessions() -> anyhow::Result<Option<Vec<Listing>>> {
     let Some(answer) = ask(&Hello::Ls).await? else {
         return Ok(None);
     };
@@ -433,15 +436,15 @@ impl Server {
             .sum()
     }
 
-    fn listing(&self) -> Vec<ListedSession> {
+    fn listing(&self) -> Vec<Listing> {
         let named = self.named.lock().expect("owners lock").clone();
-        let mut sessions: Vec<ListedSession> = named
+        let mut sessions: Vec<Listing> = named
             .iter()
             .flat_map(|owner| {
                 self.service
                     .list(&Owner::new(owner.as_str()))
                     .into_iter()
-                    .map(|info| crate::persist_view::listed(info, owner))
+                    .map(|info| Listing::new(info, Some(owner)))
             })
             .collect();
         sessions.sort_by_key(|s| s.started_at_ms);
@@ -521,7 +524,7 @@ pub async fn serve(
                         let server = server.clone();
                         server.clients.clone().spawn(async move {
                             // A sandboxed session must not open unsandboxed ones here.
-                            if let Err(refused) = crate::persist_peer::check(cred.pid()) {
+                            if let Err(refused) = crate::persist::peer::check(cred.pid()) {
                                 let cause = match refused {
                                     Refused::Confined => Cause::SandboxedPeer,
                                     Refused::Unknown => Cause::UnknownPeer,
@@ -620,8 +623,8 @@ impl Server {
                 let owner = self.owner_of(&id);
                 // A person attached keeps the owner from being idle.
                 let _active = owner.as_ref().map(|owner| self.owners.hold(owner));
-                let socket = crate::persist_view::websocket(stream, Role::Server).await;
-                crate::persist_view::stream(&self.service, owner, id, socket, &self.stop).await;
+                let socket = crate::persist::view::websocket(stream, Role::Server).await;
+                crate::persist::view::stream(&self.service, owner, id, socket, &self.stop).await;
                 Ok(())
             }
             Hello::Stop => {

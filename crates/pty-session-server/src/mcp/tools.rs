@@ -16,12 +16,12 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::owner::{ActiveOwner, Caller, Owners};
-use crate::wire::{
+use crate::mcp::owner::{ActiveOwner, Caller, Owners};
+use crate::mcp::wire::{
     self, CloseArgs, CloseResult, ListArgs, ListResult, ListedSession, OpenArgs, OpenResult,
     ScreenArgs, ScreenResult, SendArgs, SendResult, TailArgs, TailResult,
 };
-use crate::{progress, reply};
+use crate::mcp::{progress, reply};
 
 /// The tool handler. Cheap to clone; all state lives in the shared service, because over
 /// HTTP with the current protocol rmcp builds one handler per request.
@@ -87,7 +87,7 @@ impl PtyTools {
         input_schema = wire::input_schema::<OpenArgs>(),
         output_schema = wire::output_schema::<OpenResult>(),
         annotations(destructive_hint = false, open_world_hint = true),
-        meta = crate::app::tool_meta()
+        meta = crate::people::app::tool_meta()
     )]
     async fn pty_open(
         &self,
@@ -160,7 +160,7 @@ impl PtyTools {
         input_schema = wire::input_schema::<ScreenArgs>(),
         output_schema = wire::output_schema::<ScreenResult>(),
         annotations(read_only_hint = true, open_world_hint = false),
-        meta = crate::app::tool_meta()
+        meta = crate::people::app::tool_meta()
     )]
     async fn pty_screen(
         &self,
@@ -208,7 +208,7 @@ impl PtyTools {
 }
 
 /// What the server tells a client at `initialize`: its tools, and the one resource of its
-/// MCP App ([`crate::app`]).
+/// MCP App ([`crate::people::app`]).
 const INSTRUCTIONS: &str = "Interactive processes on pseudo-terminals. pty_open starts one (a shell, \
                     python, gdb, ssh, psql) and returns its sessionId; pty_send types into it and \
                     returns the new output once it settled; pty_tail reads output without typing \
@@ -239,7 +239,7 @@ impl ServerHandler for PtyTools {
         _ctx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
         Ok(rmcp::model::ListResourcesResult::with_all_items(vec![
-            crate::app::resource(),
+            crate::people::app::resource(),
         ]))
     }
 
@@ -248,13 +248,13 @@ impl ServerHandler for PtyTools {
         request: rmcp::model::ReadResourceRequestParams,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
-        match crate::app::read(&request.uri) {
+        match crate::people::app::read(&request.uri) {
             Some(result) => Ok(result.into()),
             None => Err(ErrorData::resource_not_found(
                 format!(
                     "no resource {:?}; the one resource is {}",
                     request.uri,
-                    crate::app::URI
+                    crate::people::app::URI
                 ),
                 None,
             )),

@@ -5,7 +5,7 @@
 //! snapshot of `tools/list`). Serde checks the types here (a bad call comes back as
 //! `INVALID_ARGUMENT` naming the field); the values — ranges, names, paths, regexes — are
 //! checked in one place, the library, and its errors name the argument in the library's
-//! words, which [`crate::reply::error`] turns into the tool's.
+//! words, which [`crate::mcp::reply::error`] turns into the tool's.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use http::HeaderValue;
 
-use crate::owner::Principal;
+use crate::mcp::owner::Principal;
 use crate::ownership;
 
 /// The environment variable that holds a single token.
@@ -54,7 +54,7 @@ impl Tokens {
         self.entries.iter().map(|(p, _)| &*p.0).collect()
     }
 
-    /// Every token, for proofs that the server holds them ([`crate::proof`]).
+    /// Every token, for proofs that the server holds them ([`crate::http::proof`]).
     pub(crate) fn secrets(&self) -> impl Iterator<Item = &[u8]> {
         self.entries.iter().map(|(_, token)| token.as_slice())
     }

@@ -38,7 +38,7 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 const MIN_CONNECTIONS: usize = 16;
 
 /// What a connection may buffer, a request head included (a larger head gets 431, from
-/// hyper when it comes in pieces, from [`crate::front`] when it came in one read): hyper's
+/// hyper when it comes in pieces, from [`crate::http::front`] when it came in one read): hyper's
 /// default, some 400 KiB, would let a thousand connections without a token hold 400 MB
 /// until their heads time out. Bodies are read through it in pieces, not whole.
 const MAX_BUFFER_BYTES: usize = 64 * 1024;
@@ -175,7 +175,7 @@ struct Busy {
     table: Arc<Mutex<Table>>,
     id: u64,
     /// Set under the table's lock once the request is authorized: with the token it counts
-    /// against, or `None` for a stream (capped apart, [`crate::stream_slots`]).
+    /// against, or `None` for a stream (capped apart, [`crate::people::stream_slots`]).
     authorized: Arc<OnceLock<Option<Arc<str>>>>,
 }
 
@@ -250,9 +250,9 @@ impl TokenAtCap {
             " (token {:?}, {} in flight, maxConnectionsPerToken = {})",
             &*self.token, self.held, self.cap
         );
-        crate::refusal::refuse_with(
+        crate::http::refusal::refuse_with(
             (http::StatusCode::SERVICE_UNAVAILABLE, message).into_response(),
-            crate::refusal::Cause::TokenConnectionCap,
+            crate::http::refusal::Cause::TokenConnectionCap,
             detail,
         )
     }
@@ -297,7 +297,7 @@ impl Connection {
 
     /// Marks the request authorized as a long-lived stream: its connection is not closed
     /// for a new one, and it does not count against its token's requests in flight (its
-    /// token's streams are capped apart, [`crate::stream_slots`], at most as many).
+    /// token's streams are capped apart, [`crate::people::stream_slots`], at most as many).
     pub fn authorize_stream(&self) {
         let mut table = self.table.lock().expect("connections lock");
         if self.authorized.set(None).is_ok()
@@ -373,11 +373,6 @@ impl Connections {
         }
     }
 
-    /// How many connections are open.
-    pub fn open(&self) -> usize {
-        self.table.lock().expect("connections lock").open.len()
-    }
-
     /// Accepts and serves connections with `app` until `stop`, then asks every open one to
     /// close once its requests are answered (see [`Connections::closed`]).
     pub async fn serve(&self, listener: TcpListener, app: Router, stop: CancellationToken) {
@@ -428,7 +423,11 @@ impl Connections {
                     ));
                 }
                 cap.push(')');
-                crate::refusal::log(crate::refusal::Cause::ConnectionCap, Some(peer), &cap);
+                crate::http::refusal::log(
+                    crate::http::refusal::Cause::ConnectionCap,
+                    Some(peer),
+                    &cap,
+                );
                 return;
             }
         };

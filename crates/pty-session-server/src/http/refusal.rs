@@ -2,7 +2,7 @@
 //! per cause, so that a flood of refusals does not flood the log.
 //!
 //! A route marks a refusal by putting a [`Refusal`] in the response's extensions
-//! ([`refuse`]); the front of the server ([`crate::front`]) logs it with the peer. What
+//! ([`refuse`]); the front of the server ([`crate::http::front`]) logs it with the peer. What
 //! has no response to mark (a WebSocket closed after the upgrade, a connection closed
 //! before its first request) calls [`log`] itself.
 

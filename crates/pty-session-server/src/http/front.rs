@@ -1,7 +1,7 @@
 //! What every route of `serve` meets first, `/mcp` and the web view alike: one rule for
 //! the `Host` (a loopback name while the server listens on loopback, against DNS
 //! rebinding), one for the `Origin` (loopback if sent, against other sites' pages), the
-//! headers every answer carries, and the log line of every refusal ([`crate::refusal`]).
+//! headers every answer carries, and the log line of every refusal ([`crate::http::refusal`]).
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -10,8 +10,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
 
-use crate::connections::Connection;
-use crate::refusal::{self, Cause, Refusal};
+use crate::http::connections::Connection;
+use crate::http::refusal::{self, Cause, Refusal};
 
 /// What the front checks.
 #[derive(Debug, Clone, Copy)]
@@ -51,7 +51,7 @@ pub async fn check(State(front): State<Front>, request: Request, next: Next) -> 
         )
             .into_response()
     } else if let Some(origin) = request.headers().get(header::ORIGIN)
-        && !crate::http::is_loopback_origin(origin.as_bytes())
+        && !is_loopback_origin(origin.as_bytes())
     {
         let origin = String::from_utf8_lossy(origin.as_bytes()).into_owned();
         refusal::log(Cause::ForeignOrigin, peer, &Quoted("Origin", Some(&origin)));
@@ -136,6 +136,19 @@ pub fn is_loopback_host(host: &str) -> bool {
         || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
+/// Whether an `Origin` (`scheme://host[:port]`) names this machine, by the rule of
+/// [`is_loopback_host`]. `null`, user information and anything unparsable do not.
+pub(crate) fn is_loopback_origin(origin: &[u8]) -> bool {
+    let Some((_scheme, rest)) = std::str::from_utf8(origin)
+        .ok()
+        .and_then(|origin| origin.split_once("://"))
+    else {
+        return false;
+    };
+    let authority = rest.split('/').next().unwrap_or_default();
+    !authority.contains('@') && is_loopback_host(authority)
+}
+
 /// ` (Host "evil.example")` in a log line: the value as sent, quoted and escaped.
 struct Quoted<'a>(&'static str, Option<&'a str>);
 
@@ -159,6 +172,34 @@ pub fn peer_of(request: &Request) -> Option<SocketAddr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loopback_origins() {
+        for yes in [
+            "http://localhost",
+            "http://localhost:3000",
+            "https://app.localhost:8443",
+            "http://127.0.0.1:7717",
+            "http://127.8.9.10",
+            "http://[::1]:7717",
+            "HTTP://LOCALHOST",
+        ] {
+            assert!(is_loopback_origin(yes.as_bytes()), "{yes}");
+        }
+        for no in [
+            "null",
+            "https://evil.example",
+            "http://localhost.evil.example",
+            "http://127.0.0.1.nip.io",
+            "http://[::2]",
+            "http://10.0.0.1:7717",
+            "localhost",
+            "http://user@localhost",
+            "",
+        ] {
+            assert!(!is_loopback_origin(no.as_bytes()), "{no}");
+        }
+    }
 
     #[test]
     fn loopback_hosts() {
