@@ -9,7 +9,7 @@ use pty_session::ExitStatus;
 #[non_exhaustive]
 pub enum Error {
     /// The PTY service refused a call (spawn failed, session limit, ...).
-    #[error("pty-session: {0}")]
+    #[error(transparent)]
     Pty(#[from] pty_session::Error),
     /// gdb ended before it showed its first prompt: it is not installed, or its
     /// arguments were wrong.

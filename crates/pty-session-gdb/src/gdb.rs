@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use pty_session::OwnedSession;
-use pty_session::limits::{MAX_BYTES, MAX_LINES, MAX_TIMEOUT_MS};
+use pty_session::limits::{MAX_LINE_BYTES, MAX_TIMEOUT_MS};
 use pty_session::{
     CancellationToken, ExitStatus, OpenRequest, Output, Owner, PtyService, SendRequest, SessionId,
     Settle, SettleReason, Status, TailRequest,
@@ -29,9 +29,9 @@ use crate::{Error, GdbOptions, Result};
 
 /// gdb's prompt line, which follows the answer to every command.
 const PROMPT: &str = r"^\(gdb\) ?$";
-/// pty-session cuts lines longer than 64 KiB without splitting a character, so a cut
-/// piece is at least this long.
-const CUT_PIECE: usize = 64 * 1024 - 3;
+/// pty-session cuts longer lines than [`MAX_LINE_BYTES`] without splitting a character,
+/// so a cut piece is at least this long.
+const CUT_PIECE: usize = MAX_LINE_BYTES - 3;
 
 /// One gdb, started by [`Gdb::start`] on a session of the caller's owner.
 ///
@@ -115,10 +115,10 @@ impl Gdb {
         let mut request = OpenRequest::new(options.command_line(shell))
             .echo(false)
             .env("DEBUGINFOD_URLS", "")
+            .settle(Settle::Until)
             .until(PROMPT)
-            .timeout(timeout.max(ONE_MS))
-            .lines(MAX_LINES)
-            .max_bytes(MAX_BYTES);
+            .timeout(timeout)
+            .everything();
         for (name, value) in &options.env {
             request = request.env(name, value);
         }
@@ -375,12 +375,10 @@ impl Gdb {
             let until = if self.cut.is_some() { "" } else { until };
             let request = SendRequest::new(data)
                 .submit(submit)
-                .settle(Settle::Quiet)
-                .quiet(left)
+                .settle(Settle::Until)
                 .timeout(left)
                 .until(until)
-                .lines(MAX_LINES)
-                .max_bytes(MAX_BYTES);
+                .everything();
             match self.session.send(request).await {
                 Ok(sent) => {
                     self.absorb(&sent.delta);

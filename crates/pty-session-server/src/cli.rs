@@ -154,10 +154,13 @@ pub struct RemoteArgs {
     pub token_file: Option<PathBuf>,
 }
 
+/// Where `serve` listens unless told, and where `ls` and `attach` look for it.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7717";
+
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
     /// The address to listen on; a non-loopback one needs configured tokens
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7717")]
+    #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
     pub listen: SocketAddr,
     /// A file of `name token` lines, one owner per line (# starts a comment), yours and
     /// writable by no one else. The environment variable PTY_SESSION_TOKEN adds one token,

@@ -12,7 +12,7 @@ use pty_session::ExitStatus;
 #[non_exhaustive]
 pub enum Error {
     /// The PTY service refused a call (spawn failed, session limit, ...).
-    #[error("pty-session: {0}")]
+    #[error(transparent)]
     Pty(#[from] pty_session::Error),
     /// The ssh client did not run: it is not installed, or its arguments were wrong.
     #[error("ssh did not start ({}); it printed: {output:?}", describe(.status))]

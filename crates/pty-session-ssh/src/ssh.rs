@@ -16,7 +16,7 @@
 use std::time::{Duration, Instant};
 
 use pty_session::OwnedSession;
-use pty_session::limits::{MAX_BYTES, MAX_LINES, MAX_TIMEOUT_MS};
+use pty_session::limits::MAX_TIMEOUT_MS;
 use pty_session::{
     CancellationToken, ExitStatus, OpenRequest, Output, Owner, PtyService, SendRequest, Sent,
     SessionId, Settle, SettleReason, Status, Tail, TailRequest,
@@ -80,12 +80,10 @@ impl Ssh {
         let until = format!("{ready}$|{HOST_KEY_PROMPT}|{SECRET_PROMPT}");
         let mut request = OpenRequest::new(options.command_line(shell, &frame.local_command()))
             .echo(false)
-            .settle(Settle::Quiet)
-            .quiet(left(deadline).max(ONE_MS))
-            .timeout(left(deadline).max(ONE_MS))
+            .settle(Settle::Until)
+            .timeout(left(deadline))
             .until(&until)
-            .lines(MAX_LINES)
-            .max_bytes(MAX_BYTES);
+            .everything();
         for (name, value) in &options.env {
             request = request.env(name, value);
         }
@@ -417,15 +415,13 @@ impl Ssh {
         until: &str,
         deadline: Instant,
     ) -> Result<Option<Sent>> {
-        let left = left(deadline).max(ONE_MS);
+        let left = left(deadline);
         let request = SendRequest::new(data)
             .submit(submit)
-            .settle(Settle::Quiet)
-            .quiet(left)
+            .settle(Settle::Until)
             .timeout(left)
             .until(until)
-            .lines(MAX_LINES)
-            .max_bytes(MAX_BYTES);
+            .everything();
         match self.session.send(request).await {
             Ok(sent) => {
                 self.remember_lines(&sent.delta.text);

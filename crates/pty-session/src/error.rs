@@ -37,7 +37,7 @@ pub enum Error {
         problem: String,
     },
     /// The process could not be started.
-    #[error("could not start {command:?}: {}", spawn_reason(.reason, .source.as_deref()))]
+    #[error("could not start {command:?}{}", spawn_reason(.reason))]
     SpawnFailed {
         /// The command as the caller gave it.
         command: String,
@@ -74,8 +74,8 @@ pub enum Error {
     /// going away with its process. Its output can still be read with tail. (The message
     /// is worded as [`NotRunning`](Error::NotRunning)'s, whose code it shares.)
     #[error(
-        "session {id} has exited (its terminal cannot be resized ({source})); its output can \
-         still be read with a tail, or open a new session"
+        "session {id} has exited (its terminal cannot be resized); its output can still be \
+         read with a tail, or open a new session"
     )]
     ResizeFailed {
         /// The session that was named.
@@ -137,12 +137,13 @@ impl fmt::Display for LimitScope {
     }
 }
 
-/// What failed, then the OS error behind it: `cannot run "x": No such file …`.
-fn spawn_reason(reason: &str, source: Option<&io::Error>) -> String {
-    match source {
-        Some(err) if reason.is_empty() => err.to_string(),
-        Some(err) => format!("{reason}: {err}"),
-        None => reason.to_owned(),
+/// `: ` and what failed (`cannot run "x"`), if anything is said beyond the OS error, which
+/// is the error's source and not repeated here.
+fn spawn_reason(reason: &str) -> String {
+    if reason.is_empty() {
+        String::new()
+    } else {
+        format!(": {reason}")
     }
 }
 
@@ -263,14 +264,12 @@ mod tests {
         let enoent = io::Error::from_raw_os_error(libc::ENOENT);
         let text = enoent.to_string();
         let err = Error::spawn_failed("x", "cannot run \"x\"", Some(enoent));
-        assert_eq!(
-            err.to_string(),
-            format!("could not start \"x\": cannot run \"x\": {text}")
-        );
+        // The message says what failed; the OS error is its source, said once in a chain.
+        assert_eq!(err.to_string(), "could not start \"x\": cannot run \"x\"");
         let source = err.source().expect("the OS error is the source");
         assert_eq!(source.to_string(), text);
         let bare = Error::spawn_failed("x", "", Some(io::Error::from_raw_os_error(libc::EMFILE)));
-        assert!(!bare.to_string().contains(": :"), "{bare}");
+        assert_eq!(bare.to_string(), "could not start \"x\"");
         let none = Error::spawn_failed("x", "the shim did not report", None);
         assert_eq!(
             none.to_string(),

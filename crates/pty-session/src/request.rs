@@ -22,15 +22,20 @@ pub enum Settle {
     Quiet,
     /// Return right after the write with what had already arrived.
     None,
+    /// Exit, `until`, timeout: neither input wait nor quiet ends it, and `quiet` is not
+    /// used. For a driver that knows the marker its program prints when done (gdb's
+    /// `(gdb) `, a framed command's end line); without `until` it waits for the exit.
+    Until,
 }
 
 impl Settle {
-    /// The wire name: `"auto"`, `"quiet"` or `"none"`.
+    /// The wire name: `"auto"`, `"quiet"`, `"none"` or `"until"`.
     pub fn as_str(self) -> &'static str {
         match self {
             Settle::Auto => "auto",
             Settle::Quiet => "quiet",
             Settle::None => "none",
+            Settle::Until => "until",
         }
     }
 }
@@ -57,6 +62,17 @@ pub enum SettleReason {
 }
 
 impl SettleReason {
+    /// Every reason, in the order docs and schemas list them.
+    pub const ALL: [SettleReason; 7] = [
+        SettleReason::Exit,
+        SettleReason::Input,
+        SettleReason::Prompt,
+        SettleReason::Match,
+        SettleReason::Quiet,
+        SettleReason::Timeout,
+        SettleReason::None,
+    ];
+
     /// The wire name, e.g. `"input"`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -123,6 +139,9 @@ pub enum Status {
 }
 
 impl Status {
+    /// The wire names of the two states, as [`as_str`](Self::as_str) gives them.
+    pub const NAMES: [&'static str; 2] = ["running", "exited"];
+
     /// `"running"` or `"exited"`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -165,9 +184,10 @@ impl SettleOptions {
     }
 }
 
-/// `duration` in whole milliseconds (rounded down), `u64::MAX` past it.
+/// `duration` in whole milliseconds, a part of one counted as one (so 0.5 ms is 1 ms, not
+/// the 0 that a timeout of none would be), `u64::MAX` past it.
 fn whole_millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+    u64::try_from(duration.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX)
 }
 
 macro_rules! settle_builders {
@@ -200,7 +220,7 @@ macro_rules! settle_builders {
         }
 
         /// How long without output counts as quiet (default 300 ms; 1 ms to 600 s,
-        /// counted in whole milliseconds; out of range is an
+        /// counted in whole milliseconds, a part of one rounded up; out of range is an
         /// [`InvalidArgument`](crate::Error::InvalidArgument) for `quiet_ms`).
         pub fn quiet(mut self, quiet: std::time::Duration) -> Self {
             self.settle.quiet = Some(quiet);
@@ -209,7 +229,7 @@ macro_rules! settle_builders {
         }
 
         /// The hard cap on the wait (default 5 s; at most 600 s, counted in whole
-        /// milliseconds; more is an [`InvalidArgument`](crate::Error::InvalidArgument) for
+        /// milliseconds, a part of one rounded up; more is an [`InvalidArgument`](crate::Error::InvalidArgument) for
         /// `timeout_ms`). For send it is also the write timeout.
         pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
             self.settle.timeout = Some(timeout);
@@ -271,6 +291,12 @@ pub struct OpenRequest {
 }
 
 impl OpenRequest {
+    /// Reads the first output with the largest budgets ([`limits::MAX_LINES`],
+    /// [`limits::MAX_BYTES`]), as [`TailRequest::everything`] does: for a protocol driver.
+    pub fn everything(self) -> OpenRequest {
+        self.lines(limits::MAX_LINES).max_bytes(limits::MAX_BYTES)
+    }
+
     /// Runs `command` with the configured backend (by default `/bin/sh -c`).
     pub fn new(command: impl Into<String>) -> OpenRequest {
         OpenRequest {
@@ -458,6 +484,23 @@ impl SendRequest {
     /// Whether the reply reads the output ([`read`](Self::read)).
     pub fn reads(&self) -> bool {
         self.read
+    }
+
+    /// Reads the reply with the largest budgets ([`limits::MAX_LINES`],
+    /// [`limits::MAX_BYTES`]), as [`TailRequest::everything`] does: for a protocol driver,
+    /// which must see every line.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use pty_session::{SendRequest, Settle};
+    /// let step = SendRequest::new("-exec-next")
+    ///     .settle(Settle::Until)
+    ///     .until("^\\(gdb\\) $")
+    ///     .timeout(Duration::from_secs(10))
+    ///     .everything();
+    /// ```
+    pub fn everything(self) -> SendRequest {
+        self.lines(limits::MAX_LINES).max_bytes(limits::MAX_BYTES)
     }
 
     budget_builders!();
@@ -671,6 +714,10 @@ pub struct SessionInfo {
 
 /// The limits of docs/tools.md on numeric arguments, so that the server can state them too.
 pub mod limits {
+    /// The longest line, in bytes of UTF-8: a longer one comes cut into lines of at most
+    /// this many bytes, never inside a character (so each piece but the last holds at
+    /// least `MAX_LINE_BYTES - 3`), counted in `cutLines` where a budget cut it further.
+    pub const MAX_LINE_BYTES: usize = 64 * 1024;
     /// The largest `timeoutMs`.
     pub const MAX_TIMEOUT_MS: u64 = 600_000;
     /// The default `timeoutMs`.
@@ -727,6 +774,21 @@ pub(crate) fn lines(lines: Option<u64>) -> Result<Option<u64>, crate::Error> {
     }
 }
 
+/// The quiet time asked for, checked: 1..=[`limits::MAX_TIMEOUT_MS`], default
+/// [`limits::DEFAULT_QUIET_MS`].
+pub(crate) fn quiet(ms: Option<u64>) -> Result<Duration, crate::Error> {
+    let ms = ms.unwrap_or(limits::DEFAULT_QUIET_MS);
+    if ms == 0 || ms > limits::MAX_TIMEOUT_MS {
+        return Err(crate::Error::invalid(
+            "quiet_ms",
+            format!("{ms} is out of range; give 1..={}", limits::MAX_TIMEOUT_MS),
+        ));
+    }
+    Ok(Duration::from_millis(ms))
+}
+
+/// The timeout asked for, checked: 0..=[`limits::MAX_TIMEOUT_MS`], default
+/// [`limits::DEFAULT_TIMEOUT_MS`].
 pub(crate) fn timeout(ms: Option<u64>) -> Result<Duration, crate::Error> {
     let ms = ms.unwrap_or(limits::DEFAULT_TIMEOUT_MS);
     if ms > limits::MAX_TIMEOUT_MS {
@@ -791,18 +853,24 @@ pub(crate) fn check_key_names(keys: Option<&[String]>) -> Result<(), crate::Erro
     Ok(())
 }
 
-/// Checks the size of what a send writes (`data`, `keys`) and its window.
-pub(crate) fn check_send(request: &SendRequest) -> Result<(), crate::Error> {
-    if request.data.len() > limits::MAX_DATA_BYTES {
+/// Checks the size of what one write types (`what`: `data`, or a person's `input`):
+/// at most [`limits::MAX_DATA_BYTES`].
+pub(crate) fn check_data(what: &str, len: usize) -> Result<(), crate::Error> {
+    if len > limits::MAX_DATA_BYTES {
         return Err(crate::Error::invalid(
-            "data",
+            what,
             format!(
-                "is {} bytes, over the limit of {} bytes (1 MiB); send it in parts",
-                request.data.len(),
+                "is {len} bytes, over the limit of {} bytes (1 MiB); send it in parts",
                 limits::MAX_DATA_BYTES
             ),
         ));
     }
+    Ok(())
+}
+
+/// Checks the size of what a send writes (`data`, `keys`) and its window.
+pub(crate) fn check_send(request: &SendRequest) -> Result<(), crate::Error> {
+    check_data("data", request.data.len())?;
     let keys_len: usize = request.keys.iter().flatten().map(String::len).sum();
     if keys_len > limits::MAX_DATA_BYTES {
         return Err(crate::Error::invalid(
@@ -817,7 +885,7 @@ pub(crate) fn check_send(request: &SendRequest) -> Result<(), crate::Error> {
 }
 
 /// Checks a window size: each in 1..=[`limits::MAX_WINDOW`].
-fn window(cols: Option<u16>, rows: Option<u16>) -> Result<(), crate::Error> {
+pub(crate) fn window(cols: Option<u16>, rows: Option<u16>) -> Result<(), crate::Error> {
     for (what, value) in [("cols", cols), ("rows", rows)] {
         if let Some(value) = value {
             check_window(what, value.into())?;
@@ -875,6 +943,38 @@ fn check_cwd(cwd: &std::path::Path) -> Result<(), crate::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_lists_of_names_hold_every_variant() {
+        // A new variant fails to compile here until it is listed.
+        let listed = |reason: SettleReason| match reason {
+            SettleReason::Exit
+            | SettleReason::Input
+            | SettleReason::Prompt
+            | SettleReason::Match
+            | SettleReason::Quiet
+            | SettleReason::Timeout
+            | SettleReason::None => SettleReason::ALL.contains(&reason),
+        };
+        assert!(SettleReason::ALL.into_iter().all(listed));
+        let exited = Status::Exited(ExitStatus::Code(0));
+        assert_eq!(Status::NAMES, [Status::Running.as_str(), exited.as_str()]);
+    }
+
+    #[test]
+    fn a_part_of_a_millisecond_counts_as_one() {
+        assert_eq!(whole_millis(Duration::ZERO), 0);
+        assert_eq!(whole_millis(Duration::from_micros(1)), 1);
+        assert_eq!(whole_millis(Duration::from_micros(1500)), 2);
+        assert_eq!(whole_millis(Duration::from_millis(300)), 300);
+        assert_eq!(whole_millis(Duration::MAX), u64::MAX);
+        let options = SettleOptions {
+            quiet: Some(Duration::from_micros(200)),
+            ..SettleOptions::default()
+        };
+        assert_eq!(options.quiet_ms(), Some(1));
+        assert!(quiet(Some(0)).is_err() && quiet(Some(1)).is_ok());
+    }
 
     fn problem(result: Result<(), crate::Error>) -> String {
         result

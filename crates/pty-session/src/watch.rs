@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast;
 
-use crate::request::limits;
 use crate::tap::Live;
 use crate::{Error, Owner, PtyService, Result, SessionId, Status};
 
@@ -124,16 +123,7 @@ impl PtyService {
     /// [`Error::InvalidArgument`] past 1 MiB.
     pub async fn person_input(&self, owner: &Owner, id: &SessionId, bytes: &[u8]) -> Result<()> {
         let session = self.session(owner, id)?;
-        if bytes.len() > limits::MAX_DATA_BYTES {
-            return Err(Error::invalid(
-                "input",
-                format!(
-                    "is {} bytes; type at most {} bytes at once",
-                    bytes.len(),
-                    limits::MAX_DATA_BYTES
-                ),
-            ));
-        }
+        crate::request::check_data("input", bytes.len())?;
         if let Status::Exited(exit) = session.state().status() {
             return Err(Error::NotRunning {
                 id: id.clone(),
@@ -158,14 +148,7 @@ impl PtyService {
         cols: u16,
         rows: u16,
     ) -> Result<()> {
-        for (name, value) in [("cols", cols), ("rows", rows)] {
-            if value == 0 || u64::from(value) > limits::MAX_WINDOW {
-                return Err(Error::invalid(
-                    name,
-                    format!("is {value}; give 1 to {}", limits::MAX_WINDOW),
-                ));
-            }
-        }
+        crate::request::window(Some(cols), Some(rows))?;
         let session = self.session(owner, id)?;
         let _turn = session.write_lock.lock().await;
         if let Status::Exited(exit) = session.state().status() {

@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::PoisonError;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -181,7 +182,12 @@ struct Busy {
 
 impl Busy {
     fn begin(table: &Arc<Mutex<Table>>, id: u64) -> Busy {
-        if let Some(entry) = table.lock().expect("connections lock").open.get_mut(&id) {
+        if let Some(entry) = table
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .open
+            .get_mut(&id)
+        {
             entry.busy += 1;
         }
         Busy {
@@ -194,7 +200,7 @@ impl Busy {
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        let mut table = self.table.lock().expect("connections lock");
+        let mut table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(Some(token)) = self.authorized.get()
             && let Some(held) = table.tokens.get_mut(token)
         {
@@ -275,7 +281,7 @@ impl Connection {
     /// `maxConnectionsPerToken` requests in flight already; the request then stays
     /// unauthorized.
     pub fn authorize(&self, token: &Arc<str>) -> Result<(), TokenAtCap> {
-        let mut table = self.table.lock().expect("connections lock");
+        let mut table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
         if self.authorized.get().is_some() {
             return Ok(());
         }
@@ -299,7 +305,7 @@ impl Connection {
     /// for a new one, and it does not count against its token's requests in flight (its
     /// token's streams are capped apart, [`crate::people::stream_slots`], at most as many).
     pub fn authorize_stream(&self) {
-        let mut table = self.table.lock().expect("connections lock");
+        let mut table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
         if self.authorized.set(None).is_ok()
             && let Some(entry) = table.open.get_mut(&self.id)
         {
@@ -410,7 +416,7 @@ impl Connections {
         let admission = self
             .table
             .lock()
-            .expect("connections lock")
+            .unwrap_or_else(PoisonError::into_inner)
             .admit(self.limits.max_connections, Instant::now());
         let (id, evict) = match admission {
             Admission::Serve { id, evict } => (id, evict),
@@ -478,7 +484,11 @@ impl Connections {
             if let Some(Err(err)) = result {
                 tracing::debug!(%err, "connection ended");
             }
-            table.lock().expect("connections lock").open.remove(&id);
+            table
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .open
+                .remove(&id);
         });
     }
 }

@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::net::SocketAddr;
+use std::sync::PoisonError;
 use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
@@ -163,7 +164,7 @@ static LIMIT: LazyLock<Mutex<RateLimit>> =
 pub fn log(cause: Cause, peer: Option<SocketAddr>, detail: &dyn fmt::Display) {
     let admitted = LIMIT
         .lock()
-        .expect("refusal rate limit lock")
+        .unwrap_or_else(PoisonError::into_inner)
         .admit(cause, Instant::now());
     let Some(held_back) = admitted else {
         return;

@@ -8,6 +8,7 @@
 //! long `pty_send`, and it does not tell us when it ends one.
 
 use std::collections::HashMap;
+use std::sync::PoisonError;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -77,7 +78,7 @@ pub struct Opening {
 
 impl Drop for Opening {
     fn drop(&mut self) {
-        let mut state = self.state.lock().expect("mcp sessions lock");
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(n) = state.opening.get_mut(&self.principal) {
             *n = n.saturating_sub(1);
             if *n == 0 {
@@ -95,7 +96,7 @@ pub struct InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        let mut state = self.state.lock().expect("mcp sessions lock");
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(session) = state.sessions.get_mut(&self.id) {
             session.in_flight = session.in_flight.saturating_sub(1);
             session.idle_since = Instant::now();
@@ -122,13 +123,13 @@ impl McpSessions {
 
     /// The principal that opened session `id`, if it is open.
     pub fn opened_by(&self, id: &str) -> Option<Principal> {
-        let state = self.state.lock().expect("mcp sessions lock");
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.sessions.get(id).map(|s| s.principal.clone())
     }
 
     /// A slot for a new session of `principal`, or `Err(open)` when it has the most it may.
     pub fn reserve(&self, principal: &Principal) -> Result<Opening, usize> {
-        let mut state = self.state.lock().expect("mcp sessions lock");
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let open = state.count(principal);
         if open >= self.max_per_token {
             return Err(open);
@@ -142,7 +143,7 @@ impl McpSessions {
 
     /// Records that `principal` opened session `id` (its slot, if reserved, is used up).
     pub fn bind(&self, id: String, principal: &Principal, slot: Option<Opening>) {
-        let mut state = self.state.lock().expect("mcp sessions lock");
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.sessions.entry(id).or_insert_with(|| Session {
             principal: principal.clone(),
             in_flight: 0,
@@ -154,7 +155,7 @@ impl McpSessions {
 
     /// Marks a request of session `id` in flight, if the session is open.
     pub fn begin(&self, id: &str) -> Option<InFlight> {
-        let mut state = self.state.lock().expect("mcp sessions lock");
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let session = state.sessions.get_mut(id)?;
         session.in_flight += 1;
         Some(InFlight {
@@ -167,14 +168,14 @@ impl McpSessions {
     pub fn unbind(&self, id: &str) {
         self.state
             .lock()
-            .expect("mcp sessions lock")
+            .unwrap_or_else(PoisonError::into_inner)
             .sessions
             .remove(id);
     }
 
     /// Removes and returns the sessions idle for `mcpSessionIdleSecs` by `now`.
     pub fn take_expired(&self, now: Instant) -> Vec<(String, Principal)> {
-        let mut state = self.state.lock().expect("mcp sessions lock");
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         take_expired(&mut state.sessions, now, self.idle)
     }
 }

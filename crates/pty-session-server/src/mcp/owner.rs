@@ -8,6 +8,7 @@
 //! `ownerIdleTimeoutSecs` can be disposed: a token has no end of its own.
 
 use std::collections::HashMap;
+use std::sync::PoisonError;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -108,7 +109,7 @@ struct Activity {
 
 impl Owners {
     fn begin(&self, owner: &Owner) {
-        let mut activity = self.activity.lock().expect("owners lock");
+        let mut activity = self.activity.lock().unwrap_or_else(PoisonError::into_inner);
         let entry = activity.entry(owner.clone()).or_insert(Activity {
             in_flight: 0,
             last: Instant::now(),
@@ -118,7 +119,7 @@ impl Owners {
     }
 
     fn end(&self, owner: &Owner) {
-        let mut activity = self.activity.lock().expect("owners lock");
+        let mut activity = self.activity.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(entry) = activity.get_mut(owner) {
             entry.in_flight = entry.in_flight.saturating_sub(1);
             entry.last = Instant::now();
@@ -143,7 +144,7 @@ impl Owners {
     /// Removes and returns the owners with no call in flight and none for `timeout`.
     fn take_idle(&self, timeout: Duration) -> Vec<Owner> {
         let now = Instant::now();
-        let mut activity = self.activity.lock().expect("owners lock");
+        let mut activity = self.activity.lock().unwrap_or_else(PoisonError::into_inner);
         let idle: Vec<Owner> = activity
             .iter()
             .filter(|(_, a)| a.in_flight == 0 && now.duration_since(a.last) >= timeout)

@@ -68,8 +68,21 @@ pub fn message(err: &Error) -> String {
             timeout.as_millis()
         ),
         Error::SessionLimit { .. } => format!("{err}; pty_close closes one"),
-        _ => err.to_string(),
+        _ => with_causes(err),
     }
+}
+
+/// `err` and each of its causes, once each: `could not start "x": cannot run "x": No such
+/// file or directory (os error 2)`.
+fn with_causes(err: &Error) -> String {
+    let mut text = err.to_string();
+    let mut cause = std::error::Error::source(err);
+    while let Some(next) = cause {
+        text.push_str(": ");
+        text.push_str(&next.to_string());
+        cause = next.source();
+    }
+    text
 }
 
 /// The tools' name of an argument the library names in snake case: `timeout_ms` →

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use pty_session::{
     Error, OpenRequest, Opened, Output, Rest, Sandbox, Screen, SendRequest, Sent, SessionInfo,
-    Settle, Status, Tail, TailRequest, limits,
+    Settle, SettleReason, Status, Tail, TailRequest, limits,
 };
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -443,7 +443,7 @@ pub struct OpenResult {
     /// The process id.
     pub pid: u32,
     /// "running" or "exited".
-    #[schemars(extend("enum" = ["running", "exited"]))]
+    #[schemars(extend("enum" = Status::NAMES))]
     pub status: &'static str,
     #[serde(flatten)]
     pub exit: ExitFields,
@@ -458,7 +458,7 @@ pub struct OpenResult {
     /// Lines cut to maxBytes.
     pub cut_lines: usize,
     /// What ended the wait.
-    #[schemars(extend("enum" = ["exit", "input", "prompt", "match", "quiet", "timeout", "none"]))]
+    #[schemars(extend("enum" = SettleReason::ALL.map(SettleReason::as_str)))]
     pub settled_by: &'static str,
     /// True while a full-screen program has the alternate screen on.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -503,7 +503,7 @@ pub struct SendResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delta: Option<String>,
     /// "running" or "exited".
-    #[schemars(extend("enum" = ["running", "exited"]))]
+    #[schemars(extend("enum" = Status::NAMES))]
     pub status: &'static str,
     #[serde(flatten)]
     pub exit: ExitFields,
@@ -516,7 +516,7 @@ pub struct SendResult {
     /// Lines cut to maxBytes.
     pub cut_lines: usize,
     /// What ended the wait.
-    #[schemars(extend("enum" = ["exit", "input", "prompt", "match", "quiet", "timeout", "none"]))]
+    #[schemars(extend("enum" = SettleReason::ALL.map(SettleReason::as_str)))]
     pub settled_by: &'static str,
     /// True while a full-screen program has the alternate screen on.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -568,7 +568,7 @@ pub struct TailResult {
     /// The unfinished last line (a prompt); "" if none.
     pub pending: String,
     /// "running" or "exited".
-    #[schemars(extend("enum" = ["running", "exited"]))]
+    #[schemars(extend("enum" = Status::NAMES))]
     pub status: &'static str,
     #[serde(flatten)]
     pub exit: ExitFields,
@@ -580,7 +580,7 @@ pub struct TailResult {
     pub line_end: u64,
     /// What ended the wait, if it waited.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("enum" = ["exit", "input", "prompt", "match", "quiet", "timeout", "none"]))]
+    #[schemars(extend("enum" = SettleReason::ALL.map(SettleReason::as_str)))]
     pub settled_by: Option<&'static str>,
     /// True while a full-screen program has the alternate screen on.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -661,7 +661,7 @@ pub struct ScreenResult {
     /// Whether a full-screen program has the alternate screen on.
     pub alt_screen: bool,
     /// "running" or "exited".
-    #[schemars(extend("enum" = ["running", "exited"]))]
+    #[schemars(extend("enum" = Status::NAMES))]
     pub status: &'static str,
     #[serde(flatten)]
     pub exit: ExitFields,
@@ -704,7 +704,7 @@ pub struct ListedSession {
     /// The pid of its process.
     pub pid: u32,
     /// "running" or "exited".
-    #[schemars(extend("enum" = ["running", "exited"]))]
+    #[schemars(extend("enum" = Status::NAMES))]
     pub status: &'static str,
     #[serde(flatten)]
     pub exit: ExitFields,

@@ -198,12 +198,12 @@ fn remote_of(args: &RemoteArgs) -> anyhow::Result<Remote> {
 }
 
 /// The `serve` that `ls` and `attach` ask without `--url`: `$PTY_SESSION_URL`, else
-/// [`DEFAULT_URL`].
+/// `http://` and [`DEFAULT_LISTEN`](crate::cli::DEFAULT_LISTEN).
 pub fn default_url() -> String {
     std::env::var(URL_ENV)
         .ok()
         .filter(|url| !url.trim().is_empty())
-        .unwrap_or_else(|| DEFAULT_URL.to_owned())
+        .unwrap_or_else(|| format!("http://{}", crate::cli::DEFAULT_LISTEN))
 }
 
 /// `pty-session ls`: prints the sessions of `serve` and of the background server, one a
@@ -766,9 +766,6 @@ fn resize_to(cols: u16, rows: u16) -> Message {
             .into(),
     )
 }
-
-/// The default `--url`.
-pub const DEFAULT_URL: &str = "http://127.0.0.1:7717";
 
 /// The environment variable that names the `serve` of `ls` and `attach` without `--url`
 /// (they still ask the background server too).

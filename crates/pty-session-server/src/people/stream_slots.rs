@@ -16,6 +16,7 @@
 //! to go.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::PoisonError;
 use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;
@@ -190,7 +191,7 @@ impl StreamSlots {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Pools> {
-        self.pools.lock().expect("stream slots lock")
+        self.pools.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

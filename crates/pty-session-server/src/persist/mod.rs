@@ -25,6 +25,7 @@ pub(crate) mod view;
 use std::collections::BTreeSet;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
+use std::sync::PoisonError;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -429,7 +430,11 @@ struct Server {
 
 impl Server {
     fn session_count(&self) -> usize {
-        let named = self.named.lock().expect("owners lock").clone();
+        let named = self
+            .named
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         named
             .iter()
             .map(|owner| self.service.sessions(&Owner::new(owner.as_str())).len())
@@ -437,7 +442,11 @@ impl Server {
     }
 
     fn listing(&self) -> Vec<Listing> {
-        let named = self.named.lock().expect("owners lock").clone();
+        let named = self
+            .named
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         let mut sessions: Vec<Listing> = named
             .iter()
             .flat_map(|owner| {
@@ -453,7 +462,11 @@ impl Server {
 
     /// The owner of session `id`, among those that connected.
     fn owner_of(&self, id: &pty_session::SessionId) -> Option<Owner> {
-        let named = self.named.lock().expect("owners lock").clone();
+        let named = self
+            .named
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         named
             .iter()
             .map(|owner| Owner::new(owner.as_str()))
@@ -589,7 +602,7 @@ impl Server {
                 }
                 self.named
                     .lock()
-                    .expect("owners lock")
+                    .unwrap_or_else(PoisonError::into_inner)
                     .insert(owner.clone());
                 // From here on this connection is served; one that a stopping server never
                 // acknowledges goes on to a new server.

@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 use std::io;
+use std::sync::PoisonError;
 use std::sync::{Arc, Mutex};
 
 use bytes::BytesMut;
@@ -93,13 +94,13 @@ impl Default for InFlight {
 
 impl InFlight {
     fn hold(&self, id: RequestId, permit: OwnedSemaphorePermit) {
-        let mut waiting = self.waiting.lock().expect("in-flight lock");
+        let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
         waiting.entry(id).or_default().push(permit);
     }
 
     /// Frees one permit of request `id` (answered, or cancelled: then no reply comes).
     fn release(&self, id: &RequestId) {
-        let mut waiting = self.waiting.lock().expect("in-flight lock");
+        let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(permits) = waiting.get_mut(id) {
             permits.pop();
             if permits.is_empty() {

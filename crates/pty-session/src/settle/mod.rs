@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::blocked::Verdict;
 use crate::procfs::{GroupProbe, GroupSample, Lookup};
-use crate::request::{SettleOptions, limits};
+use crate::request::SettleOptions;
 use crate::session::Session;
 use crate::term::prompt::PromptShape;
 use crate::timer::FineTimer;
@@ -54,16 +54,7 @@ impl Plan {
     /// Checks `options`; the call's clock starts at `start`.
     pub(crate) fn new(options: &SettleOptions, start: Instant) -> Result<Plan> {
         let timeout = crate::request::timeout(options.timeout_ms())?;
-        let quiet_ms = options.quiet_ms().unwrap_or(limits::DEFAULT_QUIET_MS);
-        if quiet_ms == 0 || quiet_ms > limits::MAX_TIMEOUT_MS {
-            return Err(Error::invalid(
-                "quiet_ms",
-                format!(
-                    "{quiet_ms} is out of range; give 1..={}",
-                    limits::MAX_TIMEOUT_MS
-                ),
-            ));
-        }
+        let quiet = crate::request::quiet(options.quiet_ms())?;
         let until =
             match &options.until {
                 None => None,
@@ -71,10 +62,15 @@ impl Plan {
                     Error::invalid("until", format!("is not a valid regex: {err}"))
                 })?),
             };
+        // `until` mode is quiet mode whose quiet never comes before the deadline.
+        let (mode, quiet) = match options.settle {
+            Settle::Until => (Settle::Quiet, timeout + Duration::from_secs(1)),
+            mode => (mode, quiet),
+        };
         Ok(Plan {
-            mode: options.settle,
+            mode,
             until,
-            quiet: Duration::from_millis(quiet_ms),
+            quiet,
             start,
             deadline: start + timeout,
         })

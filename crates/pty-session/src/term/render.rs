@@ -56,7 +56,7 @@ use crate::term::output::Rendered;
 use crate::term::rows::{Move, Row, RowState, Rows};
 
 /// The longest line, in bytes of UTF-8.
-pub(crate) const MAX_LINE_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_LINE_BYTES: usize = crate::request::limits::MAX_LINE_BYTES;
 
 /// A session's renderer: parser state plus the line being drawn.
 pub(crate) struct Renderer {

@@ -275,7 +275,13 @@ async fn exec_backend_runs_without_a_shell() {
         .await
         .unwrap_err();
     assert_eq!(err.code(), "SPAWN_FAILED", "{err}");
-    assert!(err.to_string().contains("No such file"), "{err}");
+    // The message says what failed; the OS error is its source, said once.
+    let cause = std::error::Error::source(&err).map(ToString::to_string);
+    assert!(
+        cause.is_some_and(|cause| cause.contains("No such file")),
+        "{err:?}"
+    );
+    assert!(!err.to_string().contains("No such file"), "{err}");
     pty.shutdown().await;
 }
 

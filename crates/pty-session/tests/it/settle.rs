@@ -98,6 +98,56 @@ async fn settle_by_quiet_in_quiet_mode() {
 }
 
 #[tokio::test]
+async fn until_mode_ends_only_at_the_match_the_exit_or_the_timeout() {
+    let (pty, owner) = service();
+    // A pause longer than the quiet period, then input wait: neither ends it; the match does.
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new("echo one; sleep 0.6; echo DONE; read x; read y; echo bye")
+            .settle(Settle::Until)
+            .until("^DONE$")
+            .quiet(Duration::from_millis(100))
+            .timeout(Duration::from_secs(20)),
+    )
+    .await;
+    assert_eq!(
+        (opened.settled_by, opened.initial_output.text.as_str()),
+        (SettleReason::Match, "one\nDONE\n")
+    );
+    // Input wait with no match to come: the timeout ends it.
+    let start = Instant::now();
+    let sent = pty
+        .send(
+            &owner,
+            &opened.session_id,
+            SendRequest::new("")
+                .settle(Settle::Until)
+                .until("^NEVER$")
+                .timeout(Duration::from_millis(800))
+                .everything(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent.settled_by, SettleReason::Timeout);
+    assert!(start.elapsed() >= Duration::from_millis(800));
+    // The exit ends it too (`read y` takes this line; the shell prints and ends).
+    let sent = pty
+        .send(
+            &owner,
+            &opened.session_id,
+            SendRequest::new("y")
+                .settle(Settle::Until)
+                .timeout(Duration::from_secs(20)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent.settled_by, SettleReason::Exit);
+    assert!(sent.delta.text.contains("bye\n"), "{:?}", sent.delta.text);
+    pty.shutdown().await;
+}
+
+#[tokio::test]
 async fn settle_by_timeout() {
     let (pty, owner) = service();
     let start = Instant::now();
