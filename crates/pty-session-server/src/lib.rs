@@ -16,7 +16,8 @@
 //!   (`refusal`).
 //! - `people`: people beside the agent: the web view and its API (`web`), its streams
 //!   (`view_stream`, `stream_slots`), the one session listing they all show (`listing`),
-//!   [`attach`] and `ls` in a person's own terminal, the MCP App (`app`), xterm.js
+//!   [`attach`] and [`ls`] in a person's own terminal (asking a `serve` or the background
+//!   server: `remote`), the MCP App (`app`), xterm.js
 //!   embedded once (`xterm`), and fields shown safely ([`shown`]).
 //! - [`persist`]: `mcp --persist`: the relay, the per-user background server, the peers
 //!   it refuses (`peer`) and its sessions for people (`view`).
@@ -43,8 +44,8 @@ pub mod secrets;
 pub mod stdio;
 
 pub use mcp::tools::PtyTools;
-pub use people::attach;
 pub use people::shown::shown;
+pub use people::{attach, ls};
 
 /// Waits for SIGTERM or SIGINT and names the one that came.
 pub(crate) async fn stop_signal() -> &'static str {

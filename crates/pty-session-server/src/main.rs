@@ -101,7 +101,7 @@ fn run(cli: Cli, token_env: Option<String>) -> anyhow::Result<()> {
                 .await
             }
             Command::Stop => pty_session_server::persist::stop().await,
-            Command::Ls { remote, persist } => attach::ls(&remote, persist).await,
+            Command::Ls { remote, persist } => pty_session_server::ls::ls(&remote, persist).await,
             Command::Attach {
                 remote,
                 persist,

@@ -1,10 +1,10 @@
-//! `pty-session ls` and `pty-session attach`: a person's own terminal as a client of a
-//! running `pty-session serve`, through the API of [`crate::people::web`], and of the background
-//! server of `mcp --persist`, through its socket ([`crate::persist::view`]).
+//! `pty-session attach`: a person's own terminal as a client of a running `pty-session
+//! serve`, through the API of [`crate::people::web`], or of the background server of
+//! `mcp --persist`, through its socket ([`crate::persist::view`]).
 //!
-//! Without `--url`, `--token-file` or `--persist`, both are asked: `ls` lists the
-//! sessions of each that runs, marked by where they live, and `attach ID` finds the
-//! session on whichever holds it (the background server first: it needs no token).
+//! Without `--url`, `--token-file` or `--persist`, both are asked (`remote`), and `attach
+//! ID` finds the session on whichever holds it (the background server first: it needs no
+//! token); `ls` ([`crate::people::ls`]) lists them.
 //!
 //! `attach` puts the terminal in raw mode and restores it on every way out: a detach,
 //! the session's end, a lost connection, an error, SIGTERM, SIGINT or SIGHUP (handled,
@@ -18,13 +18,10 @@
 //! (then the agent's size stays).
 
 use std::io::{IsTerminal as _, Read as _, Write as _};
-use std::path::Path;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use futures_util::{SinkExt as _, StreamExt as _};
-use http_body_util::BodyExt as _;
-use hyper_util::rt::TokioIo;
 use rustix::termios::{self, OptionalActions, Termios};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
@@ -34,323 +31,13 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 use tokio_tungstenite::tungstenite::protocol::Role;
 
 use crate::cli::RemoteArgs;
-use crate::http::auth;
 use crate::http::proof;
-use crate::ownership;
-use crate::people::listing::Listing;
+use crate::people::remote::{PERSIST_NAME, Places, Remote, default_serve, remote_of};
 use crate::people::shown::shown;
 use crate::persist::{self, Hello};
 
 /// The key that detaches: Ctrl-] (as in telnet), a byte that programs rarely need.
 pub const DETACH_KEY: u8 = 0x1d;
-
-/// Where the server is and the token to show it.
-pub struct Remote {
-    /// `host:port`.
-    authority: String,
-    token: String,
-}
-
-/// `host:port` of `url` (`http://host[:port]`), and the port.
-fn authority_of(url: &str) -> anyhow::Result<(String, u16)> {
-    let Some(rest) = url.strip_prefix("http://") else {
-        bail!("--url must be http://HOST[:PORT] (attach and ls speak plain HTTP), not {url:?}");
-    };
-    let authority = rest.split('/').next().unwrap_or_default();
-    if authority.is_empty() {
-        bail!("--url {url:?} names no host");
-    }
-    Ok(match authority.rsplit_once(':') {
-        Some((_, port)) if !authority.ends_with(']') => {
-            let port: u16 = port
-                .parse()
-                .with_context(|| format!("bad port in --url {url:?}"))?;
-            (authority.to_owned(), port)
-        }
-        _ => (format!("{authority}:80"), 80),
-    })
-}
-
-/// Whether something listens at `authority`: a `serve` to ask, when none was named.
-async fn listens(authority: &str) -> bool {
-    matches!(
-        tokio::time::timeout(
-            Duration::from_secs(5),
-            tokio::net::TcpStream::connect(authority)
-        )
-        .await,
-        Ok(Ok(_))
-    )
-}
-
-impl Remote {
-    /// The server at `url` (`http://host[:port]`), with the token of `token_file`, else of
-    /// `PTY_SESSION_TOKEN`, else of the file where `serve` writes a generated token.
-    pub fn new(url: &str, token_file: Option<&Path>) -> anyhow::Result<Remote> {
-        let (authority, port) = authority_of(url)?;
-        let token = match token_file {
-            Some(path) => read_token(path)?,
-            None => match std::env::var(auth::TOKEN_ENV) {
-                Ok(token) if !token.trim().is_empty() => token.trim().to_owned(),
-                _ => {
-                    let path = auth::default_token_path(port).with_context(|| {
-                        format!(
-                            "no token: give --token-file FILE or set {}",
-                            auth::TOKEN_ENV
-                        )
-                    })?;
-                    read_token(&path).with_context(|| {
-                        format!(
-                            "no token: give --token-file FILE or set {}; the token a `serve` \
-                             on port {port} generated would be in {}",
-                            auth::TOKEN_ENV,
-                            path.display()
-                        )
-                    })?
-                }
-            },
-        };
-        Ok(Remote { authority, token })
-    }
-
-    fn bearer(&self) -> String {
-        format!("Bearer {}", self.token)
-    }
-}
-
-/// The token in `path`, a file that must pass [`ownership::check_secret_file`]: a token
-/// another user planted would lead this client to their server.
-fn read_token(path: &Path) -> anyhow::Result<String> {
-    ownership::check_secret_file(path)
-        .with_context(|| format!("refusing the token file {}", path.display()))?;
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the token file {}", path.display()))?;
-    let token = text.trim();
-    if token.is_empty() {
-        bail!("the token file {} is empty", path.display());
-    }
-    Ok(token.to_owned())
-}
-
-/// The token's sessions on the server, asked once it proved that it holds the token
-/// ([`proof::identified`]).
-pub async fn sessions(remote: &Remote) -> anyhow::Result<Vec<Listing>> {
-    let stream = proof::identified(&remote.authority, &remote.token).await?;
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .context("HTTP handshake failed")?;
-    tokio::spawn(connection);
-    let request = http::Request::get("/api/sessions")
-        .header(http::header::HOST, &remote.authority)
-        .header(http::header::AUTHORIZATION, remote.bearer())
-        .body(http_body_util::Empty::<bytes::Bytes>::new())
-        .context("cannot build the request")?;
-    let response = sender
-        .send_request(request)
-        .await
-        .context("no answer from the server")?;
-    let status = response.status();
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .context("cannot read the answer")?
-        .to_bytes();
-    if !status.is_success() {
-        bail!(
-            "the server answered {}",
-            shown(String::from_utf8_lossy(&body).trim())
-        );
-    }
-    serde_json::from_slice(&body).context("the server's list is not the expected JSON")
-}
-
-/// What `ls` and `attach` call the background server in messages.
-const PERSIST_NAME: &str = "the background server of `pty-session mcp --persist`";
-
-/// Where `ls` and `attach` look, from their flags.
-enum Places<'a> {
-    /// `--url` or `--token-file`: that `serve` alone.
-    Serve(&'a RemoteArgs),
-    /// `--persist`: the background server alone.
-    Persist,
-    /// Neither: the background server, and the `serve` at the default URL if one listens.
-    Both,
-}
-
-impl<'a> Places<'a> {
-    fn of(remote: &'a RemoteArgs, persist: bool) -> Places<'a> {
-        if persist {
-            Places::Persist
-        } else if remote.url.is_some() || remote.token_file.is_some() {
-            Places::Serve(remote)
-        } else {
-            Places::Both
-        }
-    }
-}
-
-fn remote_of(args: &RemoteArgs) -> anyhow::Result<Remote> {
-    match &args.url {
-        Some(url) => Remote::new(url, args.token_file.as_deref()),
-        None => Remote::new(&default_url(), args.token_file.as_deref()),
-    }
-}
-
-/// The `serve` that `ls` and `attach` ask without `--url`: `$PTY_SESSION_URL`, else
-/// `http://` and [`DEFAULT_LISTEN`](crate::cli::DEFAULT_LISTEN).
-pub fn default_url() -> String {
-    std::env::var(URL_ENV)
-        .ok()
-        .filter(|url| !url.trim().is_empty())
-        .unwrap_or_else(|| format!("http://{}", crate::cli::DEFAULT_LISTEN))
-}
-
-/// `pty-session ls`: prints the sessions of `serve` and of the background server, one a
-/// line; an error when neither runs, or when one that runs cannot be asked.
-pub async fn ls(remote: &RemoteArgs, persist_only: bool) -> anyhow::Result<()> {
-    let places = Places::of(remote, persist_only);
-    let mut rows: Vec<(String, Listing)> = Vec::new();
-    let mut asked: Vec<String> = Vec::new();
-    let mut not_running: Vec<String> = Vec::new();
-    let mut problems: Vec<String> = Vec::new();
-    if matches!(places, Places::Persist | Places::Both) {
-        match persist::sessions().await {
-            Ok(Some(sessions)) => {
-                asked.push(PERSIST_NAME.to_owned());
-                rows.extend(sessions.into_iter().map(|s| (persist_place(&s), s)));
-            }
-            Ok(None) if matches!(places, Places::Persist) => {
-                bail!(
-                    "no background server of `pty-session mcp --persist` runs (no {})",
-                    persist::socket_path()
-                );
-            }
-            Ok(None) => not_running
-                .push("no background server of `pty-session mcp --persist` runs".to_owned()),
-            Err(err) if matches!(places, Places::Persist) => return Err(err),
-            Err(err) => problems.push(format!("{PERSIST_NAME}: {err:#}")),
-        }
-    }
-    match places {
-        Places::Serve(args) => {
-            let remote = remote_of(args)?;
-            let sessions = sessions(&remote).await?;
-            asked.push(format!("`pty-session serve` at {}", remote.authority));
-            rows.extend(sessions.into_iter().map(|s| ("serve".to_owned(), s)));
-        }
-        Places::Both => {
-            let (authority, _) = authority_of(&default_url())?;
-            if listens(&authority).await {
-                let listed = match remote_of(remote) {
-                    Ok(remote) => sessions(&remote).await,
-                    Err(err) => Err(err),
-                };
-                match listed {
-                    Ok(sessions) => {
-                        asked.push(format!("`pty-session serve` at {authority}"));
-                        rows.extend(sessions.into_iter().map(|s| ("serve".to_owned(), s)));
-                    }
-                    Err(err) => {
-                        problems.push(format!("`pty-session serve` at {authority}: {err:#}"))
-                    }
-                }
-            } else {
-                not_running.push(format!("no `pty-session serve` listens at {authority}"));
-            }
-        }
-        Places::Persist => {}
-    }
-    if asked.is_empty() && problems.is_empty() {
-        bail!("no server runs: {}", not_running.join(", and "));
-    }
-    rows.sort_by_key(|(_, s)| s.started_at_ms);
-    let out = if rows.is_empty() {
-        let mut said = format!("no sessions (asked {}", asked.join(" and "));
-        for note in &not_running {
-            said.push_str("; ");
-            said.push_str(note);
-        }
-        said + ")\n"
-    } else {
-        table(&rows)
-    };
-    std::io::stdout()
-        .write_all(out.as_bytes())
-        .context("cannot write to stdout")?;
-    if !problems.is_empty() {
-        bail!("{}", problems.join("; "));
-    }
-    Ok(())
-}
-
-/// Where a session of the background server lives, as `ls` shows it: `persist:` and its
-/// owner, a home directory shown as `~`.
-fn persist_place(session: &Listing) -> String {
-    let owner = session.owner.as_deref().unwrap_or_default();
-    let home = std::env::var("HOME").unwrap_or_default();
-    let owner = match owner.strip_prefix(home.as_str()) {
-        Some(rest) if home.len() > 1 && (rest.is_empty() || rest.starts_with('/')) => {
-            format!("~{rest}")
-        }
-        _ => owner.to_owned(),
-    };
-    format!("persist:{}", shown(&owner))
-}
-
-/// The sessions as a table, a column for where each lives.
-fn table(rows: &[(String, Listing)]) -> String {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
-    let width = rows
-        .iter()
-        .map(|(place, _)| place.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(5);
-    let mut out = format!(
-        "ID        STATUS           AGE     UNREAD  PROMPT            SANDBOX    {:<width$}  COMMAND\n",
-        "WHERE"
-    );
-    for (place, s) in rows {
-        out.push_str(&format!(
-            "{:<9} {:<16} {:<7} {:<7} {:<17} {:<10} {:<width$}  {}\n",
-            shown(&s.id),
-            shown(&s.status),
-            age(now.saturating_sub(s.started_at_ms) / 1000),
-            s.unread_lines,
-            if s.prompt_pending {
-                prompt_column(&s.pending)
-            } else {
-                String::new()
-            },
-            shown(&s.sandbox),
-            place,
-            shown(&s.command)
-        ));
-    }
-    out
-}
-
-/// The prompt a session waits at, as `ls` shows it: trimmed, its end if it is long.
-fn prompt_column(pending: &str) -> String {
-    let pending = pending.trim();
-    let chars: Vec<char> = pending.chars().collect();
-    if chars.len() <= 17 {
-        return shown(pending).into_owned();
-    }
-    let tail: String = chars[chars.len() - 16..].iter().collect();
-    format!("…{}", shown(&tail))
-}
-
-fn age(secs: u64) -> String {
-    match secs {
-        0..60 => format!("{secs}s"),
-        60..3600 => format!("{}m", secs / 60),
-        _ => format!("{}h{}m", secs / 3600, secs / 60 % 60),
-    }
-}
 
 /// The person's terminal in raw mode until this drops.
 struct RawMode {
@@ -503,8 +190,8 @@ pub async fn attach(remote: &RemoteArgs, persist_only: bool, id: &str) -> anyhow
         Places::Persist => unreachable!("answered above"),
         Places::Serve(args) => args,
         Places::Both => {
-            let (authority, _) = authority_of(&default_url())?;
-            if !listens(&authority).await {
+            let (authority, listening) = default_serve().await?;
+            if !listening {
                 bail!(
                     "no session {id}: {not_here}, and no `pty-session serve` listens at \
                      {authority} (--url names another)"
@@ -766,7 +453,3 @@ fn resize_to(cols: u16, rows: u16) -> Message {
             .into(),
     )
 }
-
-/// The environment variable that names the `serve` of `ls` and `attach` without `--url`
-/// (they still ask the background server too).
-pub const URL_ENV: &str = "PTY_SESSION_URL";

@@ -5,6 +5,8 @@
 pub(crate) mod app;
 pub mod attach;
 pub(crate) mod listing;
+pub mod ls;
+pub(crate) mod remote;
 pub(crate) mod shown;
 pub(crate) mod stream_slots;
 pub(crate) mod view_stream;
