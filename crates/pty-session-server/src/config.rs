@@ -630,6 +630,9 @@ mod tests {
 
     use super::*;
 
+    /// docs/configuration.md, which the tests hold to the code.
+    const CONFIGURATION_DOCS: &str = include_str!("../../../docs/configuration.md");
+
     #[track_caller]
     fn check_error(toml: &str, expect: Expect) {
         let err = FileConfig::parse(toml).expect_err("the config should be refused");
@@ -716,7 +719,7 @@ mod tests {
             "a key without a flag or a flag without a key"
         );
 
-        let docs = include_str!("../../../docs/configuration.md");
+        let docs = CONFIGURATION_DOCS;
         let mut rows: Vec<(&str, &str)> = docs
             .lines()
             .filter_map(|line| {
@@ -757,7 +760,7 @@ mod tests {
     #[test]
     fn the_stated_defaults_are_the_defaults() {
         use clap::Args as _;
-        let docs = include_str!("../../../docs/configuration.md");
+        let docs = CONFIGURATION_DOCS;
         let documented = |key: &str| {
             let row = docs
                 .lines()
@@ -818,9 +821,8 @@ mod tests {
 
     #[test]
     fn flags_win_over_the_file() {
-        let dir = std::env::temp_dir().join(format!("pty-session-config-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("config.toml");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
         std::fs::write(
             &path,
             "backendType = \"exec\"\ntailLines = 7\nmaxSessions = 9\nownerIdleTimeoutSecs = 0\n\
@@ -866,14 +868,12 @@ mod tests {
         assert_eq!(settings.http.max_mcp_sessions_per_token, 5);
         assert_eq!(settings.http.mcp_session_idle, Duration::from_secs(300));
         assert_eq!(settings.max_request_bytes, 8 * 1024 * 1024);
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
     fn the_sandbox_keys_come_from_the_file_and_the_flags() {
-        let dir = std::env::temp_dir().join(format!("pty-session-sbx-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("config.toml");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
         std::fs::write(
             &path,
             "sandbox = \"read-only\"\nsandboxWritable = [\"/a\"]\nsandboxNetwork = true\n",
@@ -922,14 +922,12 @@ mod tests {
                 .sandbox,
             pty_session::Sandbox::None
         );
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
     fn a_tail_bytes_out_of_range_in_the_file_is_refused() {
-        let dir = std::env::temp_dir().join(format!("pty-session-bytes-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("config.toml");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
         std::fs::write(&path, "tailBytes = 100\n").unwrap();
         let args = ConfigArgs {
             config: Some(path),
@@ -940,7 +938,6 @@ mod tests {
             err.contains("tailBytes 100 is out of range; give 1024..=1048576"),
             "{err}"
         );
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

@@ -34,6 +34,13 @@ fn main() -> ExitCode {
         }
     };
     logs::init(&default_filter);
+    if matches!(cli.command, Command::PersistServer { .. }) {
+        // SAFETY: nothing has started a thread yet: no runtime, no spawner (the logger
+        // writes from the calling thread).
+        if let Some(code) = unsafe { pty_session_server::persist::detach() } {
+            return code;
+        }
+    }
     match run(cli, token_env) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -236,14 +236,13 @@ fn above(real: &Path) -> anyhow::Result<()> {
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "pty-session-ownership-{}-{name}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    /// A fresh directory of mode 0755, removed when dropped.
+    fn scratch(name: &str) -> tempfile::TempDir {
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("pty-session-ownership-{name}-"))
+            .tempdir()
+            .unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         dir
     }
 
@@ -253,7 +252,8 @@ mod tests {
 
     #[test]
     fn a_private_file_in_a_private_directory_is_trusted() {
-        let dir = scratch("file");
+        let tmp = scratch("file");
+        let dir = tmp.path();
         let file = dir.join("token");
         std::fs::write(&file, "x").unwrap();
         chmod(&file, 0o600);
@@ -265,14 +265,14 @@ mod tests {
         let err = format!("{:#}", check_secret_file(&file).unwrap_err());
         assert!(err.contains("writable by others"), "{err}");
         chmod(&file, 0o600);
-        chmod(&dir, 0o775);
+        chmod(dir, 0o775);
         let err = format!("{:#}", check_secret_file(&file).unwrap_err());
         assert!(err.contains("writable by others"), "{err}");
         // A sticky directory is fine for a file that is there (nobody else can swap it),
         // not for one to be made (nobody else must take its name first).
-        chmod(&dir, 0o1777);
+        chmod(dir, 0o1777);
         check_secret_file(&file).unwrap();
-        assert!(check_secret_dir(&dir).is_err());
+        assert!(check_secret_dir(dir).is_err());
         let sub = dir.join("sub");
         std::fs::create_dir(&sub).unwrap();
         chmod(&sub, 0o700);
@@ -280,12 +280,12 @@ mod tests {
         std::fs::write(&inner, "x").unwrap();
         check_secret_file(&inner).unwrap();
         check_dir(&sub).unwrap();
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
     fn a_link_is_judged_by_where_it_leads() {
-        let dir = scratch("link");
+        let tmp = scratch("link");
+        let dir = tmp.path();
         let open = dir.join("open");
         std::fs::create_dir(&open).unwrap();
         chmod(&open, 0o777);
@@ -296,6 +296,5 @@ mod tests {
             err.contains("open is writable by others"),
             "the link's target's directory: {err}"
         );
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -295,9 +295,8 @@ mod tests {
 
     #[test]
     fn token_files_are_checked_line_by_line() {
-        let dir = std::env::temp_dir().join(format!("pty-session-auth-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("tokens");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokens");
         std::fs::write(&path, "# agents\nalice 0123456789abcdef0123\n\nbob short\n").unwrap();
         let err = Tokens::configured(Some(&path), None).err().unwrap();
         assert!(format!("{err:#}").contains("line 4"), "{err:#}");
@@ -308,13 +307,12 @@ mod tests {
         .unwrap();
         let tokens = Tokens::configured(Some(&path), Some("e".repeat(20))).unwrap();
         assert_eq!(tokens.principals(), ["default", "alice", "bob"]);
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
     fn generated_tokens_are_private_and_kept() {
-        let dir = std::env::temp_dir().join(format!("pty-session-gen-{}", std::process::id()));
-        let path = dir.join("sub").join("token");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub").join("token");
         let first = Tokens::generated(&path).unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
@@ -325,6 +323,5 @@ mod tests {
             first.entries[0].1, second.entries[0].1,
             "a restart reuses the token"
         );
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, anyhow, bail};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::io::AsyncReadExt as _;
 use tokio::net::UnixStream;
 
 use crate::ownership;
@@ -62,7 +62,7 @@ async fn connect_or_start(dir: &Path, server_args: &[String]) -> anyhow::Result<
     let mut server = start(dir, server_args)?;
     loop {
         if let Some(stream) = connect(dir).await? {
-            // Dropped, tokio reaps the server if it exits while this client runs.
+            // The process started is gone by now or soon: the server is its child's.
             return Ok(stream);
         }
         if let Some(status) = server.try_wait()? {
@@ -79,11 +79,26 @@ async fn connect_or_start(dir: &Path, server_args: &[String]) -> anyhow::Result<
                     "the background server that held the lock has exited; starting another"
                 );
                 server = start(dir, server_args)?;
+            } else if let Some((pid, command)) = lock_holder(dir)
+                && !command.contains("persist-server")
+            {
+                // No server of ours will ever listen while this holds the lock.
+                bail!(
+                    "process {pid} ({command}) holds {}, which only the background server \
+                     takes: end that process, then try again",
+                    dir.join(LOCK).display()
+                );
             }
         }
         if started.elapsed() > START_TIMEOUT {
+            let holder = lock_holder(dir).map_or_else(String::new, |(pid, command)| {
+                format!(
+                    " (process {pid}, {command}, holds {})",
+                    dir.join(LOCK).display()
+                )
+            });
             bail!(
-                "the background server did not listen within {START_TIMEOUT:?}; see {}",
+                "the background server did not listen within {START_TIMEOUT:?}{holder}; see {}",
                 dir.join(LOG).display()
             );
         }
@@ -106,6 +121,36 @@ fn lock_is_free(dir: &Path) -> anyhow::Result<bool> {
         Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
         Err(err) => Err(err).context("cannot probe the background server's lock"),
     }
+}
+
+/// The process that holds the lock file in `dir` (from `/proc/locks`), with its command
+/// line as people may be shown it; `None` when none does or it cannot be told.
+fn lock_holder(dir: &Path) -> Option<(u32, String)> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = std::fs::metadata(dir.join(LOCK)).ok()?;
+    let device = format!(
+        "{:02x}:{:02x}:{}",
+        rustix::fs::major(meta.dev()),
+        rustix::fs::minor(meta.dev()),
+        meta.ino()
+    );
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    let pid: u32 = locks.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        (fields.get(1) == Some(&"FLOCK") && fields.get(5) == Some(&device.as_str()))
+            .then(|| fields.get(4)?.parse().ok())
+            .flatten()
+    })?;
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let words: Vec<String> = cmdline
+        .split(|&b| b == 0)
+        .filter(|word| !word.is_empty())
+        .map(|word| String::from_utf8_lossy(word).into_owned())
+        .collect();
+    Some((
+        pid,
+        crate::people::shown::shown(&words.join(" ")).into_owned(),
+    ))
 }
 
 /// Starts `pty-session persist-server` with `server_args`, logging beside the socket.
@@ -141,7 +186,7 @@ const ATTEMPTS: usize = 5;
 /// A connection to the background server (started if need be) that serves `owner`: its
 /// [`ACK`] read. A connection closed before the ack came from a server on its way out:
 /// another one is made, to a new server.
-async fn mcp_connection(
+pub(crate) async fn mcp_connection(
     dir: &Path,
     server_args: &[String],
     hello: &Hello,
@@ -177,42 +222,15 @@ async fn mcp_connection(
 }
 
 /// `pty-session mcp --persist`: relays stdin/stdout to the background server for `owner`,
-/// starting it if needed, until either side ends. `server_args` configure a server it
-/// starts.
+/// starting it if needed, and a new one should it go away, until the host's side ends
+/// ([`crate::persist::relay`]). `server_args` configure a server it starts.
 pub async fn relay(owner: String, server_args: &[String]) -> anyhow::Result<()> {
     let dir = socket_dir()?;
     ownership::make_private_dir(&dir)?;
     let cwd = std::env::current_dir()
         .ok()
         .map(|cwd| cwd.to_string_lossy().into_owned());
-    let stream = mcp_connection(&dir, server_args, &Hello::Mcp { owner, cwd }).await?;
-    let (mut from_server, mut to_server) = stream.into_split();
-    let (mut stdin, mut stdout) = rmcp::transport::stdio_pipes();
-    let up = async {
-        let copied = tokio::io::copy(&mut stdin, &mut to_server).await;
-        // The server sees the client's end: it cancels its calls and keeps its sessions.
-        let _ = to_server.shutdown().await;
-        copied
-    };
-    let down = async {
-        let copied = tokio::io::copy(&mut from_server, &mut stdout).await;
-        let _ = stdout.flush().await;
-        copied
-    };
-    let mut up = std::pin::pin!(up);
-    let mut down = std::pin::pin!(down);
-    tokio::select! {
-        // The server went away (stopped, or died): nothing more to relay.
-        _ = down.as_mut() => {}
-        _ = up.as_mut() => {
-            // Until the server has answered what it still answers.
-            let _ = down.await;
-        }
-        signal = crate::stop_signal() => {
-            tracing::info!(%signal, "stopping; the sessions stay with the background server");
-        }
-    }
-    Ok(())
+    crate::persist::relay::relay(&dir, server_args, &Hello::Mcp { owner, cwd }).await
 }
 
 /// A connection to the running server, `hello` said; `None` when no server runs. The

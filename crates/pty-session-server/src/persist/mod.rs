@@ -19,15 +19,17 @@
 //! (`client`).
 //! The server closes an owner's sessions after `persistIdleSecs` without a call and
 //! exits `persistExitSecs` after its last session and client are gone. If it dies, its
-//! sessions die with it (the shims' rule).
+//! sessions die with it (the shims' rule), and each client goes on with a new one
+//! (`relay`). The server is nobody's child (`server::detach`): no host's death takes it.
 
 mod client;
 pub(crate) mod peer;
 mod protocol;
+mod relay;
 mod server;
 pub(crate) mod view;
 
 pub use client::{default_owner, relay, stop};
 pub(crate) use client::{open, sessions};
 pub(crate) use protocol::{Hello, socket_path};
-pub use server::serve;
+pub use server::{detach, serve};

@@ -113,6 +113,62 @@ impl Server {
     }
 }
 
+/// Where the background server tells the process that started it how its start went (see
+/// [`detach`]): one byte, then the pipe is closed.
+static STARTED: std::sync::Mutex<Option<std::os::fd::OwnedFd>> = std::sync::Mutex::new(None);
+
+/// The byte that says the server listens.
+const LISTENING: u8 = b'L';
+/// The byte that says another server holds the lock.
+const ANOTHER_RUNS: u8 = b'A';
+
+/// Tells the process that started this server how its start went, once.
+fn report_start(byte: u8) {
+    let fd = STARTED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    if let Some(fd) = fd {
+        let _ = rustix::io::write(&fd, &[byte]);
+    }
+}
+
+/// Makes `pty-session persist-server` nobody's child: it forks, the child goes on to be the
+/// server, and this process waits until the server listens (or finds another holding the
+/// lock, or fails), then exits with what to tell its parent. The client that started it
+/// reaps that exit at once, so the server is reparented to init (or the nearest
+/// subreaper) and belongs to no client's process tree: killing a host with all its
+/// descendants, its process group or its session leaves it and its sessions running.
+///
+/// Returns `Some(code)` in the process that must exit with it, `None` in the server.
+///
+/// # Safety
+/// No other thread may run: it forks.
+pub unsafe fn detach() -> Option<std::process::ExitCode> {
+    use std::process::ExitCode;
+    let Ok((read, write)) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC) else {
+        return None;
+    };
+    // SAFETY: the caller promises a single thread; the child goes on as a normal program.
+    match unsafe { libc::fork() } {
+        -1 => None,
+        0 => {
+            drop(read);
+            *STARTED.lock().unwrap_or_else(PoisonError::into_inner) = Some(write);
+            None
+        }
+        _ => {
+            drop(write);
+            let mut byte = [0u8];
+            let told = rustix::io::read(&read, &mut byte).unwrap_or(0);
+            Some(match (told, byte[0]) {
+                (1, LISTENING | ANOTHER_RUNS) => ExitCode::SUCCESS,
+                _ => ExitCode::FAILURE,
+            })
+        }
+    }
+}
+
 /// The hidden `pty-session persist-server`: serves persistent sessions until stopped, or
 /// until it has been empty for `settings.exit_after`. Exits at once, successfully, when
 /// another server already runs.
@@ -134,6 +190,7 @@ pub async fn serve(
         Ok(()) => {}
         Err(rustix::io::Errno::WOULDBLOCK) => {
             tracing::info!("another background server runs; leaving it the socket");
+            report_start(ANOTHER_RUNS);
             return Ok(());
         }
         Err(err) => return Err(err).context("cannot lock the background server's lock file"),
@@ -149,6 +206,7 @@ pub async fn serve(
         bound.with_context(|| format!("cannot listen on {}", socket.display()))?
     };
     tracing::info!(socket = %socket.display(), pid = std::process::id(), "background server listening");
+    report_start(LISTENING);
     let server = Server {
         service: service.clone(),
         owners: Owners::default(),

@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 use tokio::process::Command;
 
 use crate::support::{
-    BIN, Client, StdioServer, alive, call, eventually, ok, scratch, signal, stdio_server_from,
+    BIN, Client, StdioServer, alive, assert_error, call, error_message, eventually, ok, scratch,
+    signal, stdio_server_from,
 };
 
 /// A test's runtime directory; dropping it stops its background server.
@@ -327,7 +328,7 @@ async fn idle_owners_are_closed_and_an_empty_server_exits() {
 }
 
 #[tokio::test]
-async fn sigkill_of_the_background_server_leaves_no_orphan_within_2_seconds() {
+async fn sigkill_of_the_background_server_leaves_no_orphan_and_its_client_goes_on() {
     let runtime = Runtime::new("sigkill");
     let project = runtime.project("project");
     let client = runtime.client(&project, &[]).await;
@@ -338,6 +339,7 @@ async fn sigkill_of_the_background_server_leaves_no_orphan_within_2_seconds() {
     )
     .await;
     let value = ok(&result);
+    let id = value["sessionId"].as_str().unwrap().to_owned();
     let pid = u32::try_from(value["pid"].as_u64().unwrap()).unwrap();
     let bg: u32 = value["initialOutput"]
         .as_str()
@@ -349,7 +351,18 @@ async fn sigkill_of_the_background_server_leaves_no_orphan_within_2_seconds() {
         .unwrap();
     let servers = runtime.servers();
     assert_eq!(servers.len(), 1);
-    kill(servers[0]);
+    // The server dies while a call waits on it (`sleep` reads nothing: the send waits).
+    let (in_flight, ()) = tokio::join!(
+        call(
+            &client.client,
+            "pty_send",
+            json!({"id": id, "data": "x", "timeoutMs": 20_000}),
+        ),
+        async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            kill(servers[0]);
+        }
+    );
     // The rule's own bound: every process of its sessions gone within 2 s.
     pty_session_testkit::eventually(
         "the sessions' processes to die after the server's SIGKILL",
@@ -357,17 +370,147 @@ async fn sigkill_of_the_background_server_leaves_no_orphan_within_2_seconds() {
         || [pid, bg].iter().all(|&p| !alive(p)),
     )
     .await;
-    // Its client sees the server gone and exits.
-    let mut child = client.child;
+    // The call in flight is told what happened.
+    assert_error(&in_flight, "UNKNOWN_SESSION");
     assert!(
-        tokio::time::timeout(Duration::from_secs(10), child.wait())
-            .await
-            .is_ok(),
-        "the client exits when its server is gone"
+        error_message(&in_flight).contains("went away"),
+        "{in_flight:?}"
     );
-    // A new client starts a new server, without the dead one's sessions.
+    // The client goes on, with a new server and without the dead one's sessions.
+    let listed = sessions(&call(&client.client, "pty_list", json!({})).await);
+    assert!(listed.is_empty(), "{listed:?}");
+    let now = runtime.servers();
+    assert!(now.len() == 1 && now[0] != servers[0], "{now:?}");
+    let (id2, _) = crate::support::open(&client.client, json!({"command": "cat"})).await;
+    assert_ne!(id2, id);
+    let gone = call(&client.client, "pty_tail", json!({"id": id})).await;
+    assert_error(&gone, "UNKNOWN_SESSION");
+    // Said once, with the reason, to the first call that names a lost session.
+    assert!(error_message(&gone).contains("went away"), "{gone:?}");
+    let again = call(&client.client, "pty_tail", json!({"id": id})).await;
+    assert!(!error_message(&again).contains("went away"), "{again:?}");
+}
+
+/// Every process whose parent chain leads to `root`, `root` among them.
+fn tree_of(root: u32) -> Vec<u32> {
+    let pids: Vec<u32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    pids.into_iter()
+        .filter(|&pid| {
+            let mut at = pid as i32;
+            for _ in 0..64 {
+                if at == root as i32 {
+                    return true;
+                }
+                match pty_session_testkit::parent(at) {
+                    Some(parent) if parent > 1 => at = parent,
+                    _ => return false,
+                }
+            }
+            false
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_stranger_holding_the_lock_is_named_at_once() {
+    let runtime = Runtime::new("lock-holder");
+    let project = runtime.project("project");
+    let dir = runtime.dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let lock = dir.join("persist.lock");
+    // A process of this user that takes the lock and keeps it (no child of its own).
+    let mut holder = Command::new("python3")
+        .args([
+            "-c",
+            "import fcntl, sys, time\nf = open(sys.argv[1], 'w')\n\
+             fcntl.flock(f, fcntl.LOCK_EX)\ntime.sleep(60)",
+        ])
+        .arg(&lock)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let held = || {
+        std::process::Command::new("flock")
+            .args(["-n", "-x"])
+            .arg(&lock)
+            .arg("true")
+            .status()
+            .is_ok_and(|status| !status.success())
+    };
+    eventually("the holder to take the lock", held).await;
+    let start = Instant::now();
+    let output = runtime
+        .command(&["mcp", "--persist"])
+        .current_dir(&project)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let took = start.elapsed();
+    let said = String::from_utf8_lossy(&output.stderr);
+    let pid = holder.id().unwrap();
+    holder.kill().await.unwrap();
+    let _ = holder.wait().await;
+    assert!(!output.status.success(), "{said}");
+    assert!(
+        said.contains(&format!("process {pid} ("))
+            && said.contains("python3")
+            && said.contains("which only the background server takes"),
+        "{said}"
+    );
+    assert!(
+        took < Duration::from_secs(10),
+        "told at once, not after the wait: {took:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_host_killed_with_all_its_descendants_leaves_the_sessions_running() {
+    let runtime = Runtime::new("host-tree");
+    let project = runtime.project("project");
+    // The host: a process that runs `mcp --persist` as its child, as hosts do.
+    let host = {
+        let mut wrapper = Command::new("sh");
+        let args: Vec<String> = std::iter::once(BIN.to_owned())
+            .chain(["mcp", "--persist"].map(String::from))
+            .collect();
+        wrapper
+            .args(["-c", "\"$@\"; exit", "host"])
+            .args(&args)
+            .env("XDG_RUNTIME_DIR", runtime.dir().parent().unwrap())
+            .env_remove("PTY_SESSION_TOKEN")
+            .current_dir(&project);
+        stdio_server_from(wrapper).await
+    };
+    let (id, pid) = crate::support::open(&host.client, json!({"command": "python3 -q"})).await;
+    let servers = runtime.servers();
+    assert_eq!(servers.len(), 1);
+    let root = host.child.id().unwrap();
+    let tree = tree_of(root);
+    assert!(
+        !tree.contains(&servers[0]),
+        "the background server is no descendant of the host: {tree:?}"
+    );
+    // The host dies, and every process below it, at once.
+    for pid in &tree {
+        kill(*pid);
+    }
+    pty_session_testkit::eventually(
+        "the host's tree to be gone",
+        Duration::from_secs(10),
+        || tree.iter().all(|&p| !alive(p)),
+    )
+    .await;
+    assert!(alive(servers[0]), "the background server outlived the host");
+    assert!(alive(pid), "the session outlived the host");
     let again = runtime.client(&project, &[]).await;
-    assert!(sessions(&call(&again.client, "pty_list", json!({})).await).is_empty());
+    let listed = sessions(&call(&again.client, "pty_list", json!({})).await);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["id"], id.as_str());
 }
 
 /// What the probe opened by `opened` printed: its one line, waited for until complete.

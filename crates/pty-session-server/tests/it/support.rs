@@ -59,8 +59,28 @@ pub struct StdioServer {
 
 pub async fn stdio_server(args: &[&str]) -> StdioServer {
     let mut command = Command::new(BIN);
-    command.arg("mcp").args(args);
+    command.arg("mcp").args(home_args()).args(args);
     stdio_server_from(command).await
+}
+
+/// The flags that give every session of a test's server a home of the tests' own (`HOME`,
+/// `XDG_CONFIG_HOME`: a directory under cargo's temporary directory for tests), so that
+/// no program reads the configuration of the user who runs the tests or writes into
+/// their home. A test's own `--default-env` after them wins.
+pub fn home_args() -> [String; 4] {
+    static HOME: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let home = HOME.get_or_init(|| {
+        let home = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("home");
+        std::fs::create_dir_all(&home).expect("create the tests' home");
+        home
+    });
+    let home = home.display();
+    [
+        "--default-env".into(),
+        format!("HOME={home}"),
+        "--default-env".into(),
+        format!("XDG_CONFIG_HOME={home}"),
+    ]
 }
 
 /// Like [`stdio_server`], for a command that ends up running `pty-session mcp` (e.g. under
@@ -131,6 +151,7 @@ pub async fn http_server(args: &[&str], env: &[(&str, &str)]) -> HttpServer {
     let mut command = Command::new(BIN);
     command
         .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(home_args())
         .args(args);
     http_server_from(command, env).await
 }

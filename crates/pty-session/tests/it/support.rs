@@ -1,12 +1,31 @@
 //! Helpers shared by the integration tests.
 
-use std::time::Instant;
-
 use pty_session::{CancellationToken, Config, OpenRequest, Opened, Owner, PtyService};
 
-/// A service with default config, and one owner.
+/// A service with default config but for a home of the tests' own ([`test_home`]) in
+/// every session's environment, and one owner.
 pub fn service() -> (PtyService, Owner) {
-    (PtyService::new(Config::default()), Owner::new("test"))
+    let mut config = Config::default();
+    let home = test_home()
+        .to_str()
+        .expect("a UTF-8 target path")
+        .to_owned();
+    config.default_env.insert("HOME".into(), home.clone());
+    config.default_env.insert("XDG_CONFIG_HOME".into(), home);
+    (PtyService::new(config), Owner::new("test"))
+}
+
+/// The home every program a test starts gets unless the test gives another: a directory
+/// under cargo's temporary directory for tests, so that no program reads the
+/// configuration of the user who runs the tests (a .bashrc, an htoprc, a .gitconfig,
+/// python's history) or writes into their home.
+pub fn test_home() -> &'static std::path::Path {
+    static HOME: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let home = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("home");
+        std::fs::create_dir_all(&home).expect("create the tests' home");
+        home
+    })
 }
 
 /// Opens `request` and panics with the error if that fails.
@@ -108,8 +127,13 @@ pub fn outside_pids(member: i32, inner: &[i32]) -> Vec<i32> {
     found
 }
 
-/// A fresh empty directory under the system temp dir, removed when dropped.
-pub struct TempDir(pub std::path::PathBuf);
+/// A fresh empty directory under the system temp dir, removed when dropped (a
+/// [`tempfile::TempDir`]; `.0` is its path).
+pub struct TempDir(
+    pub std::path::PathBuf,
+    #[expect(dead_code, reason = "held for its drop, which removes the directory")]
+    tempfile::TempDir,
+);
 
 impl TempDir {
     pub fn new(name: &str) -> TempDir {
@@ -119,19 +143,11 @@ impl TempDir {
     /// A fresh empty directory under `base` (one a sandbox sees: not under `/tmp`, which
     /// is a sandbox's own).
     pub fn under(base: impl AsRef<std::path::Path>, name: &str) -> TempDir {
-        let path = base.as_ref().join(format!(
-            "pty-session-test-{name}-{}-{:?}",
-            std::process::id(),
-            Instant::now()
-        ));
-        std::fs::create_dir_all(&path).expect("create temp dir");
-        TempDir(path)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("pty-session-test-{name}-"))
+            .tempdir_in(base)
+            .expect("create temp dir");
+        TempDir(dir.path().to_owned(), dir)
     }
 }
 
