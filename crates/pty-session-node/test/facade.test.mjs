@@ -1,7 +1,7 @@
 // The facade from JavaScript: real programs on real PTYs through the addon.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
+import { spawn, spawnSync } from 'node:child_process'
+import { getEventListeners, once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import { test } from 'node:test'
 
@@ -92,6 +92,11 @@ test('an AbortSignal cancels a waiting call with CANCELLED; an aborted one befor
   // One long-lived signal across many calls keeps no listener per call.
   const turn = new AbortController()
   for (let i = 0; i < 20; i++) await pty.tail('agent', sessionId, null, turn.signal)
+  const waiting = pty.tail('agent', sessionId, { timeoutMs: 60_000 }, turn.signal)
+  assert.equal(getEventListeners(turn.signal, 'abort').length, 1, 'a waiting call listens')
+  turn.abort()
+  await rejectsWith(waiting, 'CANCELLED')
+  assert.equal(getEventListeners(turn.signal, 'abort').length, 0, 'an ended call does not')
   assert.equal(pty.list('agent').sessions.length, 1, 'the cancelled open left no session')
 })
 
@@ -203,4 +208,27 @@ test('bad arguments are INVALID_ARGUMENT, never a crash', async (t) => {
   // The service still works after all of them.
   const sent = await pty.send('agent', sessionId, { data: 'still here', until: 'still here$' })
   assert.equal(sent.delta, 'still here\nstill here\n')
+})
+
+test('the spawner: found beside the addon, named by PTY_SESSION_SPAWNER_PATH, and no program to run by hand', async (t) => {
+  const beside = fileURLToPath(new URL('../pty-session-spawner', import.meta.url))
+  const byHand = spawnSync(beside, [], { encoding: 'utf8', env: {} })
+  assert.equal(byHand.status, 2)
+  assert.match(byHand.stderr, /spawner of pty-session services/)
+  const saved = process.env.PTY_SESSION_SPAWNER_PATH
+  t.after(() => {
+    if (saved === undefined) delete process.env.PTY_SESSION_SPAWNER_PATH
+    else process.env.PTY_SESSION_SPAWNER_PATH = saved
+  })
+  process.env.PTY_SESSION_SPAWNER_PATH = '/no/such/spawner'
+  const err = await rejectsWith(() => new PtyService(), 'INVALID_ARGUMENT')
+  assert.match(err.message, /spawner/)
+  process.env.PTY_SESSION_SPAWNER_PATH = beside
+  const pty = service(t)
+  const { sessionId } = await pty.open('agent', { command: 'cat' })
+  assert.equal((await pty.send('agent', sessionId, { data: 'x' })).delta, 'x\nx\n')
+  // The option wins over the environment.
+  process.env.PTY_SESSION_SPAWNER_PATH = '/no/such/spawner'
+  const explicit = service(t, { spawner: beside })
+  assert.equal((await explicit.open('agent', { command: 'echo ok' })).initialOutput, 'ok\n')
 })
