@@ -12,9 +12,9 @@
 //! (`UNKNOWN_SESSION`, `FOREIGN_SESSION`, `INVALID_ARGUMENT`, `CANCELLED`, ...) and whose
 //! message is the library's. Async calls run on the addon's tokio runtime and answer
 //! through a promise: node's event loop never waits on a session. An `AbortSignal`
-//! cancels a waiting `open`, `send` or `tail` ([`abort`]).
+//! cancels a waiting `open`, `send` or `tail` (module `abort`).
 //!
-//! The service's spawner is a separate executable ([`spawner`]): inside node, the current
+//! The service's spawner is a separate executable (module `spawner`): inside node, the current
 //! executable is `node`, which does not link the library.
 #![deny(missing_docs)]
 
