@@ -157,6 +157,7 @@ impl JsPtyService {
         let service = self.service.clone();
         answer(env, listening, async move {
             let (owner, request) = parsed?;
+            not_aborted(&token)?;
             let opened = service.open(&owner, request, &token).await?;
             Ok(to_json(&OpenResult::new(opened)))
         })
@@ -190,6 +191,7 @@ impl JsPtyService {
         let service = self.service.clone();
         answer(env, listening, async move {
             let (owner, id, request) = parsed?;
+            not_aborted(&token)?;
             let sent = service.send(&owner, &SessionId::new(&id), request).await?;
             Ok(to_json(&SendResult::new(sent)))
         })
@@ -236,6 +238,7 @@ impl JsPtyService {
         let service = self.service.clone();
         answer(env, listening, async move {
             let (owner, id, request, reread) = parsed?;
+            not_aborted(&token)?;
             let tail = service.tail(&owner, &SessionId::new(&id), request).await?;
             Ok(to_json(&TailResult::new(tail, reread)))
         })
@@ -339,6 +342,15 @@ impl JsPtyService {
             Ok(Value::Null)
         })
     }
+}
+
+/// `CANCELLED` if the call's signal was aborted before it started: the library would
+/// race the cancellation against the call's first step (a send could still write).
+fn not_aborted(token: &CancellationToken) -> Result<(), Error> {
+    if token.is_cancelled() {
+        return Err(Error::Cancelled);
+    }
+    Ok(())
 }
 
 /// The promise of a call: `call` runs on the addon's runtime; its error becomes a

@@ -89,6 +89,12 @@ test('an AbortSignal cancels a waiting call with CANCELLED; an aborted one befor
   assert.ok(Date.now() - started < 10_000, 'the abort ended the wait')
   await rejectsWith(pty.tail('agent', sessionId, { timeoutMs: 60_000 }, AbortSignal.abort()), 'CANCELLED')
   await rejectsWith(pty.open('agent', { command: 'sh' }, AbortSignal.abort()), 'CANCELLED')
+  // Aborted before it starts, a send writes nothing.
+  for (let i = 0; i < 10; i++) {
+    await rejectsWith(pty.send('agent', sessionId, { data: 'echo never$((1+1))' }, AbortSignal.abort()), 'CANCELLED')
+  }
+  const typed = await pty.send('agent', sessionId, { data: 'echo after', until: '^after$' })
+  assert.doesNotMatch(typed.delta, /never/)
   // One long-lived signal across many calls keeps no listener per call.
   const turn = new AbortController()
   for (let i = 0; i < 20; i++) await pty.tail('agent', sessionId, null, turn.signal)
