@@ -2,6 +2,7 @@
 // driven through a real service: gdb to a breakpoint, and the agent-tool wrapper.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -47,4 +48,10 @@ test('the agent tools open, send, tail and close, and answer errors as data', as
   assert.equal(gone.error.code, 'UNKNOWN_SESSION')
   const bad = await tools.pty_send.run({ id: 5, data: '1' })
   assert.equal(bad.error.code, 'INVALID_ARGUMENT')
+})
+
+test("README's ten lines, in TypeScript: python answers 42, settled by input", () => {
+  const script = fileURLToPath(new URL('../build/examples/hello.mjs', import.meta.url))
+  const out = execFileSync(process.execPath, [script], { encoding: 'utf8', timeout: 30_000 })
+  assert.deepEqual(JSON.parse(out), { delta: '>>> 6*7\n42\n', settledBy: 'input' })
 })
