@@ -14,15 +14,19 @@ const profile = process.argv[2] === 'release' ? 'release' : 'debug'
 const built = process.argv.includes('--built')
 const addon = process.argv.includes('--addon')
 const here = dirname(dirname(fileURLToPath(import.meta.url)))
+// `napi build` builds for the host's triple by name (`--target`), into target/<triple>/:
+// the spawner is built the same way, so that it shares the addon's dependencies instead
+// of building them all again; what `cargo build --workspace` built is under target/.
+const host = /^host: (.+)$/m.exec(execFileSync('rustc', ['-vV'], { encoding: 'utf8' }))[1]
 if (!built) {
-  const args = ['build', '-p', 'pty-session-node', '--bin', 'pty-session-spawner']
+  const args = ['build', '-p', 'pty-session-node', '--bin', 'pty-session-spawner', '--target', host]
   if (profile === 'release') args.push('--release')
   execFileSync('cargo', args, { cwd: here, stdio: 'inherit' })
 }
 const metadata = JSON.parse(
   execFileSync('cargo', ['metadata', '--format-version', '1', '--no-deps'], { cwd: here, encoding: 'utf8' }),
 )
-const dir = join(metadata.target_directory, profile)
+const dir = built ? join(metadata.target_directory, profile) : join(metadata.target_directory, host, profile)
 copyFileSync(join(dir, 'pty-session-spawner'), join(here, 'pty-session-spawner'))
 chmodSync(join(here, 'pty-session-spawner'), 0o755)
 if (addon) {
