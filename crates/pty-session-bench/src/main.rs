@@ -16,6 +16,7 @@ mod facade;
 mod fairness;
 mod looks;
 mod mcp;
+mod node;
 mod raw;
 mod reads;
 mod report;

@@ -23,6 +23,41 @@ fn overhead(run: &Samples, limit: &Samples) -> f64 {
     run.p50() - limit.p50()
 }
 
+/// The Node.js package's worker, or `None` with a note saying why it is not measured.
+fn start_node(plan: &Plan, report: &mut Report) -> Option<crate::node::Node> {
+    match blocking(|| crate::node::Node::start(&plan.python)) {
+        Ok(node) => Some(node),
+        Err(err) => {
+            report.note(format!("the Node.js package is not measured: {err:#}"));
+            None
+        }
+    }
+}
+
+/// The row of the Node.js package: its calls timed inside node, beside the raw limit.
+fn node_row(
+    report: &mut Report,
+    name: &str,
+    samples: &Samples,
+    raw: &Samples,
+    complete: &crate::facade::Complete,
+    how: &str,
+) {
+    for partial in &complete.partial {
+        report.note(format!(
+            "{name}, Node.js package: a reply not whole: {partial}"
+        ));
+    }
+    report.row(
+        name,
+        "Node.js package (`await pty.send`, timed in node)",
+        format!("{}; {complete} replies whole, {how}", samples.summary()),
+        format!("+{} ms at p50", ms(overhead(samples, raw))),
+        "",
+        None,
+    );
+}
+
 fn tmux_usable(plan: &Plan, report: &mut Report) -> bool {
     if !plan.peers {
         return false;
@@ -46,6 +81,7 @@ pub async fn echo(plan: &Plan, report: &mut Report) -> Result<()> {
     let mut mcp = blocking(|| mcp::Echo::start(&server))?;
     let http_server = blocking(|| mcp::Server::start_http(&plan.server))?;
     let mut http = blocking(|| mcp::Echo::start(&http_server))?;
+    let mut node = start_node(plan, report);
     let tmux = if tmux_usable(plan, report) {
         let tmux = tmux::Tmux::start("cat")?;
         Some(tmux)
@@ -53,6 +89,7 @@ pub async fn echo(plan: &Plan, report: &mut Report) -> Result<()> {
         None
     };
     let (mut r, mut f, mut m, mut h, mut t) = Default::default();
+    let mut js = Samples::default();
     let per_block = plan.echo_sends / plan.blocks;
     for block in 0..plan.blocks {
         let rounds = block * per_block..(block + 1) * per_block;
@@ -71,6 +108,11 @@ pub async fn echo(plan: &Plan, report: &mut Report) -> Result<()> {
             }
             for i in rounds.clone() {
                 Samples::push(&mut h, http.round(&i.to_string())?);
+            }
+            if let Some(node) = &mut node {
+                for i in rounds.clone() {
+                    Samples::push(&mut js, node.echo(&i.to_string())?);
+                }
             }
             Ok(())
         })?;
@@ -133,6 +175,9 @@ pub async fn echo(plan: &Plan, report: &mut Report) -> Result<()> {
             Some(over <= limit_ms && complete.good == complete.all),
         );
     }
+    if let Some(node) = node.take() {
+        node_row(report, &name, &js, &r, &node.echo_complete, "by input wait");
+    }
     // HTTP against stdio, both measured here: what the transport adds on a kept-alive
     // connection (Nagle's algorithm against a delayed ACK once cost ~40 ms a call).
     for partial in &http_complete.partial {
@@ -193,6 +238,7 @@ pub async fn repl(plan: &Plan, report: &mut Report) -> Result<()> {
     let mut facade = facade::Repl::start(&pty, &plan.python).await?;
     let server = blocking(|| mcp::Server::start(&plan.server))?;
     let mut mcp = blocking(|| mcp::Repl::start(&server, &plan.python))?;
+    let mut node = start_node(plan, report);
     let tmux = if tmux_usable(plan, report) {
         let tmux = tmux::Tmux::start(&format!("{} -q", plan.python))?;
         tmux.wait(|s| s.last().is_some_and(|l| l.starts_with(">>>")))?;
@@ -201,6 +247,7 @@ pub async fn repl(plan: &Plan, report: &mut Report) -> Result<()> {
         None
     };
     let (mut r, mut f, mut m, mut t) = Default::default();
+    let mut js = Samples::default();
     let per_block = plan.repl_rounds / plan.blocks;
     for block in 0..plan.blocks {
         let rounds = block * per_block..(block + 1) * per_block;
@@ -216,6 +263,11 @@ pub async fn repl(plan: &Plan, report: &mut Report) -> Result<()> {
         blocking(|| {
             for _ in rounds.clone() {
                 Samples::push(&mut m, mcp.round()?);
+            }
+            if let Some(node) = &mut node {
+                for _ in rounds.clone() {
+                    Samples::push(&mut js, node.repl()?);
+                }
             }
             Ok(())
         })?;
@@ -271,6 +323,10 @@ pub async fn repl(plan: &Plan, report: &mut Report) -> Result<()> {
             "≤ 2 ms after the prompt, one call",
             Some(over <= 2.0 && complete.good == complete.all),
         );
+    }
+    if let Some(node) = node.take() {
+        let how = "in one call (`42`, prompt pending, by input wait)";
+        node_row(report, &name, &js, &r, &node.repl_complete, how);
     }
     if t.len() > 0 {
         report.row(

@@ -65,6 +65,12 @@ pub struct Config {
     /// secrets live (token files, recordings, credentials). Paths that do not exist when
     /// a session opens are left out, and a session cannot be opened inside one.
     pub sandbox_hidden: Vec<PathBuf>,
+    /// The executable the service starts as its spawner, an absolute path; `None` (the
+    /// default) is the current executable (`/proc/self/exe`). Set it where the current
+    /// executable does not link this library, such as a Node.js addon inside `node`: any
+    /// program that links this same version of the library will do, a dedicated one
+    /// being a `main` that calls [`spawner_main`](crate::spawner_main).
+    pub spawner: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -88,6 +94,7 @@ impl Default for Config {
             sandbox_writable: Vec::new(),
             sandbox_network: false,
             sandbox_hidden: Vec::new(),
+            spawner: None,
         }
     }
 }
@@ -176,6 +183,14 @@ impl Config {
                     format!("{} is not an absolute path", path.display()),
                 ));
             }
+        }
+        if let Some(spawner) = &self.spawner
+            && !(spawner.is_absolute() && spawner.is_file())
+        {
+            return Err(crate::Error::invalid(
+                "spawner",
+                format!("{} is not an absolute path to a file", spawner.display()),
+            ));
         }
         if self.record_max_bytes < crate::limits::MIN_RECORD_BYTES {
             return Err(crate::Error::invalid(

@@ -50,6 +50,10 @@
 //!
 //! `ps` shows the spawner as `pty-spawner` and each shim as `pty-shim`.
 //!
+//! Where the current executable does not link the library — a Node.js addon, whose
+//! executable is `node` — [`Config::spawner`] names another that does, such as a program
+//! whose `main` is [`spawner_main`].
+//!
 //! Why a constructor rather than an entry point you call first thing in `main`: an entry
 //! point would work only where the consumer owns `main`. Test binaries do not (libtest
 //! writes their `main`), and a consumer's tests are where a missed call would show up
@@ -114,6 +118,8 @@ mod watch;
 pub use backend::{Backend, Backends, ExecBackend, ShellBackend, quote_word};
 pub use config::Config;
 pub use error::{Error, LimitScope, Result};
+#[cfg(target_os = "linux")]
+pub use linux::spawner::spawner_main;
 pub use owned::OwnedSession;
 pub use owner::{Owner, SessionId};
 pub use request::{

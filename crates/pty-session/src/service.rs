@@ -165,12 +165,13 @@ impl PtyService {
             total: config.max_sessions,
             exited_per_owner: config.max_exited_per_owner,
         };
+        let spawner = SpawnerHandle::new(config.spawner.clone());
         Ok(PtyService {
             shared: Arc::new(Shared {
                 config,
                 input_wait: crate::procfs::input_wait_supported(),
                 registry: Mutex::new(Registry::new(limits)),
-                spawner: SpawnerHandle::default(),
+                spawner,
             }),
         })
     }

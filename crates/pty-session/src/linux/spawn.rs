@@ -6,7 +6,7 @@ use std::io::{self, IoSlice};
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -177,9 +177,10 @@ fn request(options: &SpawnOptions) -> Result<Request, String> {
 
 /// The service's handle on its spawner process, started at the first open and again if
 /// it ever dies.
-#[derive(Default)]
 pub(crate) struct SpawnerHandle {
     process: Arc<tokio::sync::Mutex<Option<Process>>>,
+    /// The executable started as the spawner; `None` is the current one.
+    executable: Option<Arc<PathBuf>>,
 }
 
 struct Process {
@@ -189,10 +190,19 @@ struct Process {
 }
 
 impl SpawnerHandle {
+    /// A handle that starts `executable` (`None`: the current executable) when needed.
+    pub(crate) fn new(executable: Option<PathBuf>) -> SpawnerHandle {
+        SpawnerHandle {
+            process: Arc::default(),
+            executable: executable.map(Arc::new),
+        }
+    }
+
     /// Sends one request with its descriptors, starting the spawner if there is none or
     /// the one there was is gone.
     async fn send(&self, message: Vec<u8>, fds: [OwnedFd; 2]) -> io::Result<()> {
         let process = self.process.clone();
+        let executable = self.executable.clone();
         // A task of its own, so that a cancelled open never leaves half a request in the
         // socket: the next request would be read from the middle of this one.
         let sent = tokio::spawn(async move {
@@ -200,7 +210,7 @@ impl SpawnerHandle {
             let mut retried = false;
             loop {
                 if process.is_none() {
-                    *process = Some(Process::start()?);
+                    *process = Some(Process::start(executable.as_deref())?);
                 }
                 let Some(running) = process.as_mut() else {
                     unreachable!("started above")
@@ -221,12 +231,13 @@ impl SpawnerHandle {
 }
 
 impl Process {
-    fn start() -> io::Result<Process> {
+    fn start(executable: Option<&PathBuf>) -> io::Result<Process> {
         let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
         ours.set_nonblocking(true)?;
-        // The current executable, by the kernel's own link: it works even if the file was
-        // replaced on disk since the service started.
-        let mut command = tokio::process::Command::new("/proc/self/exe");
+        // By default the current executable, by the kernel's own link: it works even if the
+        // file was replaced on disk since the service started.
+        let program = executable.map_or(Path::new("/proc/self/exe"), PathBuf::as_path);
+        let mut command = tokio::process::Command::new(program);
         {
             use std::os::unix::process::CommandExt;
             command.as_std_mut().arg0(spawner::ARG0);

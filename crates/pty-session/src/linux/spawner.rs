@@ -150,6 +150,28 @@ impl Reader<'_> {
     }
 }
 
+/// The `main` of a program whose only job is to be the spawner of services running in
+/// other processes, named by [`Config::spawner`](crate::Config::spawner): a Node.js addon,
+/// say, whose own executable is `node`.
+///
+/// ```no_run
+/// fn main() -> std::process::ExitCode {
+///     pty_session::spawner_main()
+/// }
+/// ```
+///
+/// Started by a service, such a program never reaches `main` (the library's constructor
+/// serves the service and exits); started any other way, it reaches this call, which says
+/// on stderr what the program is for and returns exit code 2.
+pub fn spawner_main() -> std::process::ExitCode {
+    ensure_linked();
+    eprintln!(
+        "this program is the spawner of pty-session services in other processes; it is \
+         started by them (Config::spawner), not by hand"
+    );
+    std::process::ExitCode::from(2)
+}
+
 /// Makes sure the constructor below is linked into every program that starts a service:
 /// a static that nothing refers to may be left out of the link with its object file.
 pub(crate) fn ensure_linked() {

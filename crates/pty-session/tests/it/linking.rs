@@ -89,3 +89,61 @@ impl Drop for Reaped {
         let _ = self.0.wait();
     }
 }
+
+/// `Config::spawner` names the executable the service starts as its spawner, for a host
+/// whose own executable does not link the library (node): here a second name of this
+/// test binary, which `/proc/<spawner>/exe` then shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_spawner_names_the_spawner_executable() {
+    use pty_session::{CancellationToken, Config, OpenRequest, Owner, PtyService, SendRequest};
+
+    let exe = std::env::current_exe().unwrap();
+    let other = exe.with_file_name(format!("other-spawner-{}", std::process::id()));
+    let _ = std::fs::remove_file(&other);
+    std::fs::hard_link(&exe, &other).unwrap();
+    let _removed = Removed(other.clone());
+    let mut config = Config::default();
+    config.spawner = Some(other.clone());
+    let pty = PtyService::try_new(config).unwrap();
+    let owner = Owner::new("test");
+    let opened = pty
+        .open(&owner, OpenRequest::new("cat"), &CancellationToken::new())
+        .await
+        .unwrap();
+    let spawner = crate::support::spawner_of(opened.pid as i32);
+    assert_eq!(
+        std::fs::read_link(format!("/proc/{spawner}/exe")).unwrap(),
+        other,
+        "the spawner runs the named executable"
+    );
+    let sent = pty
+        .send(&owner, &opened.session_id, SendRequest::new("hi"))
+        .await
+        .unwrap();
+    assert_eq!(sent.delta.text, "hi\nhi\n");
+    pty.shutdown().await;
+}
+
+/// A spawner that is not an absolute path to a file is refused when the service is made,
+/// naming the field, rather than at the first open.
+#[test]
+fn config_spawner_must_be_an_absolute_path_to_a_file() {
+    use pty_session::{Config, PtyService};
+
+    for bad in ["relative/spawner", "/no/such/spawner", "/"] {
+        let mut config = Config::default();
+        config.spawner = Some(bad.into());
+        let err = PtyService::try_new(config).err().expect("refused");
+        assert_eq!(err.code(), "INVALID_ARGUMENT", "{bad}: {err}");
+        assert!(err.to_string().contains("spawner"), "{bad}: {err}");
+    }
+}
+
+/// Removes a file however the test ends.
+struct Removed(std::path::PathBuf);
+
+impl Drop for Removed {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
