@@ -37,6 +37,9 @@ pub(crate) struct TaskWait {
     /// sequence, htop's refresh). Timers of at most [`SOON`] make the wait not yet input
     /// wait; longer ones still count as waits, but not where the caller waits for `until`.
     pub(crate) timer: Option<std::time::Duration>,
+    /// It sleeps for this long (`nanosleep`, `clock_nanosleep` with a relative time):
+    /// a wait that only time ends, such as `watch`'s between two frames.
+    pub(crate) sleep: Option<std::time::Duration>,
 }
 
 impl TaskWait {
@@ -210,6 +213,17 @@ impl<'a> Context<'a> {
             .collect();
         let arg = |i: usize| args.get(i).copied();
         let mut wait = TaskWait::default();
+        if nr == libc::SYS_nanosleep {
+            wait.sleep = arg(0).and_then(|at| timespec_at(pid, at, 1_000_000_000));
+            return wait;
+        }
+        if nr == libc::SYS_clock_nanosleep {
+            // An absolute wake-up time (TIMER_ABSTIME) is not a length: not read.
+            if arg(1).is_some_and(|flags| flags & libc::TIMER_ABSTIME as u64 == 0) {
+                wait.sleep = arg(2).and_then(|at| timespec_at(pid, at, 1_000_000_000));
+            }
+            return wait;
+        }
         if nr::OWN.contains(&nr) {
             return wait;
         }
@@ -718,6 +732,10 @@ pub(crate) enum Verdict {
     /// fires within this time, and the program acts then by itself: not input wait
     /// until it has fired.
     Soon(std::time::Duration),
+    /// Nothing waits on the terminal nor works: the group sleeps, and a sleep of at most
+    /// [`SOON`] (this long, the longest) ends by itself (`watch` between two frames).
+    /// Work, unless it is one step of a loop that repaints a full screen.
+    Sleeps(std::time::Duration),
     /// Something works, or nothing waits on the terminal.
     Working,
     /// A task waits on the terminal and on a source outside the group at once (the `ssh`
@@ -772,6 +790,7 @@ pub(crate) fn verdict(tasks: &[(i32, TaskWait)]) -> Verdict {
     let mut soon: Option<std::time::Duration> = None;
     let mut untimed = false;
     let mut forever = false;
+    let mut sleep: Option<std::time::Duration> = None;
     for (_, wait) in tasks {
         let peers_work = wait.peers.iter().any(|p| !waiting.contains(p));
         let elsewhere = wait.outside || peers_work;
@@ -789,13 +808,17 @@ pub(crate) fn verdict(tasks: &[(i32, TaskWait)]) -> Verdict {
             }
         }
         any_terminal |= wait.terminal;
+        sleep = sleep.max(wait.sleep);
     }
     if cannot_tell {
         Verdict::CannotTell
     } else if remote {
         Verdict::Remote
     } else if !any_terminal {
-        Verdict::Working
+        match sleep {
+            Some(sleep) if sleep <= SOON => Verdict::Sleeps(sleep),
+            _ => Verdict::Working,
+        }
     } else if let Some(timer) = soon
         && !untimed
     {
@@ -824,6 +847,13 @@ mod tests {
         }
     }
 
+    fn sleeps(ms_: u64) -> TaskWait {
+        TaskWait {
+            sleep: Some(ms(ms_)),
+            ..TaskWait::default()
+        }
+    }
+
     #[test]
     fn verdicts_of_groups() {
         let idle = TaskWait::default();
@@ -841,6 +871,31 @@ mod tests {
                 Verdict::Input,
             ),
             ("sleep", vec![(1, idle.clone())], Verdict::Working),
+            (
+                "watch between two frames: a short sleep",
+                vec![(1, sleeps(500))],
+                Verdict::Sleeps(ms(500)),
+            ),
+            (
+                "a shell waiting for its `sleep 0.2` beside a `sleep 0.5`",
+                vec![(1, idle.clone()), (2, sleeps(200)), (3, sleeps(500))],
+                Verdict::Sleeps(ms(500)),
+            ),
+            (
+                "a sleep of seconds is work",
+                vec![(1, sleeps(3000))],
+                Verdict::Working,
+            ),
+            (
+                "a sleeping thread beside a reader of the terminal",
+                vec![(1, reads.clone()), (1, sleeps(500))],
+                Verdict::Input,
+            ),
+            (
+                "a short sleep beside a busy member",
+                vec![(1, sleeps(500)), (2, wait(false, true, &[]))],
+                Verdict::Working,
+            ),
             (
                 "python3 | tee: tee reads python's pipe",
                 vec![(1, reads.clone()), (2, wait(false, false, &[1]))],
@@ -1123,6 +1178,33 @@ mod tests {
         assert_eq!(timespec_at(me, 0, 1_000_000_000), None);
         let timeval = timespec(0, 500_000);
         assert_eq!(timespec_at(me, at(&timeval), 1_000_000), Some(ms(500)));
+    }
+
+    #[test]
+    fn a_sleeps_length_is_read() {
+        // coreutils' `sleep` sleeps in clock_nanosleep with a relative time.
+        let mut child = std::process::Command::new("sleep")
+            .arg("0.7")
+            .spawn()
+            .expect("sleep runs");
+        let pid = child.id() as i32;
+        let tty = Terminal::default();
+        let members = [pid];
+        let mut peers = HashMap::new();
+        let mut context = Context::new(&tty, &members, &mut peers);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let wait = loop {
+            let syscall = fs::read_to_string(format!("/proc/{pid}/syscall")).unwrap_or_default();
+            let wait = context.task(pid, &syscall);
+            if wait.sleep.is_some() || std::time::Instant::now() > deadline {
+                break wait;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        };
+        child.kill().ok();
+        child.wait().ok();
+        assert_eq!(wait.sleep, Some(ms(700)), "{wait:?}");
+        assert!(!wait.terminal && !wait.outside, "{wait:?}");
     }
 
     #[test]

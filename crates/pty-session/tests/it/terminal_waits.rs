@@ -396,6 +396,65 @@ async fn mc_settles_by_input_after_each_key() {
     pty.shutdown().await;
 }
 
+/// `watch -n 0.5 date` sleeps between frames (clock_nanosleep) and never reads the
+/// terminal: on its full screen, one cycle seen (a sleep over and the next begun) is the
+/// screen settled, at open and after a key it leaves unread, not the whole timeout. The
+/// same loop printing lines on the main screen is work.
+#[tokio::test]
+async fn a_full_screen_sleep_loop_settles_by_input_after_a_cycle() {
+    require("watch");
+    let (pty, owner) = service();
+    let start = Instant::now();
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new("watch -n 0.5 date").timeout(Duration::from_millis(20_000)),
+    )
+    .await;
+    let took = start.elapsed();
+    assert_eq!(
+        opened.settled_by,
+        SettleReason::Input,
+        "{}",
+        opened_shows(&opened)
+    );
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    let screen = pty.screen(&owner, &opened.session_id).unwrap().text();
+    assert!(screen.contains("Every 0.5s"), "{screen}");
+    // watch reads no key: the key stays unread, and a cycle later the call ends.
+    for _ in 0..2 {
+        let (sent, took) = timed_send(
+            &pty,
+            &owner,
+            &opened.session_id,
+            SendRequest::new("x").timeout(Duration::from_millis(20_000)),
+        )
+        .await;
+        assert_eq!(
+            sent.settled_by,
+            SettleReason::Input,
+            "{}",
+            sent_shows(&sent)
+        );
+        assert!(took < Duration::from_secs(5), "{took:?}");
+    }
+    // The same loop on the main screen prints lines: it works until the timeout.
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new("sh -c 'while :; do date; sleep 0.5; done'")
+            .timeout(Duration::from_millis(2_000)),
+    )
+    .await;
+    assert_eq!(
+        opened.settled_by,
+        SettleReason::Timeout,
+        "{}",
+        opened_shows(&opened)
+    );
+    pty.shutdown().await;
+}
+
 /// `top -d 0.5` repaints every half second and waits for a key between frames, on the
 /// terminal with a timer: once one frame came after such a wait, it waits for input, at
 /// open and after a key, not the whole timeout.
