@@ -10,7 +10,11 @@
 //! ends it holds: the self-pipes of libuv and Python). A pipe or socket to another process
 //! of the foreground group makes the wait depend on that process ([`TaskWait::peers`]):
 //! `python3 | tee log` waits for the person because `python3` does. Anything else — a
-//! pipe from a child that works, a socket to the network, a file — is work.
+//! pipe from a child that works, a socket to the network, a file — is work; except that
+//! a group waiting only on pipes and Unix sockets to processes outside it (gpg on its
+//! agent) waits for the person where one of the session's other processes waits on the
+//! terminal ([`daemon_verdict`]: the agent's pinentry). A group that only sleeps a short
+//! while is [`Verdict::Sleeps`]: `watch` between frames.
 
 use std::collections::HashMap;
 use std::fs;
@@ -31,6 +35,10 @@ pub(crate) struct TaskWait {
     /// Other processes of the foreground group at the far end of a pipe or socket it
     /// waits on: it waits for the person only if they do.
     pub(crate) peers: Vec<i32>,
+    /// It waits on a pipe or Unix socket whose far end only processes outside the
+    /// foreground group hold (gpg on its agent's socket): work, unless a process of the
+    /// session outside the group waits for the person ([`daemon_verdict`]).
+    pub(crate) strangers: bool,
     /// Its wait ends by itself within this time (`None`: it waits for ever): a program
     /// that will act when its timer fires (node awaiting a timer, bash `read -t`, a
     /// program reading the answer to its terminal query, vim waiting out a key's
@@ -43,6 +51,11 @@ pub(crate) struct TaskWait {
 }
 
 impl TaskWait {
+    /// It waits on something outside the foreground group.
+    fn away(&self) -> bool {
+        self.outside || self.strangers
+    }
+
     fn outside() -> TaskWait {
         TaskWait {
             outside: true,
@@ -398,7 +411,7 @@ impl<'a> Context<'a> {
         if !others.is_empty() {
             wait.peers.extend(others);
         } else if own_count < own {
-            wait.outside = true;
+            wait.strangers = true;
         }
     }
 
@@ -774,7 +787,7 @@ pub(crate) fn verdict(tasks: &[(i32, TaskWait)]) -> Verdict {
             let mut mine = tasks.iter().filter(|(p, _)| *p == pid).map(|(_, w)| w);
             let clean = mine
                 .clone()
-                .all(|w| !w.outside && !w.unknown && w.peers.iter().all(|p| waiting.contains(p)));
+                .all(|w| !w.away() && !w.unknown && w.peers.iter().all(|p| waiting.contains(p)));
             let for_person = mine.any(|w| w.terminal || !w.peers.is_empty());
             if clean && for_person {
                 waiting.insert(pid);
@@ -793,12 +806,12 @@ pub(crate) fn verdict(tasks: &[(i32, TaskWait)]) -> Verdict {
     let mut sleep: Option<std::time::Duration> = None;
     for (_, wait) in tasks {
         let peers_work = wait.peers.iter().any(|p| !waiting.contains(p));
-        let elsewhere = wait.outside || peers_work;
+        let elsewhere = wait.away() || peers_work;
         if elsewhere && !wait.terminal {
             return Verdict::Working;
         }
         cannot_tell |= wait.unknown || (wait.terminal && peers_work);
-        remote |= wait.terminal && wait.outside;
+        remote |= wait.terminal && wait.away();
         if wait.terminal {
             match wait.timer {
                 Some(timer) if timer <= SOON => soon = soon.max(Some(timer)),
@@ -827,6 +840,35 @@ pub(crate) fn verdict(tasks: &[(i32, TaskWait)]) -> Verdict {
         Verdict::Input
     } else {
         Verdict::Timed
+    }
+}
+
+/// Whether a group whose every task sleeps, with these waits, waits only on processes
+/// outside it, through pipes or Unix sockets (gpg on its agent): nothing on the network,
+/// no file, nothing unreadable, nothing of its own on the terminal.
+pub(crate) fn waits_on_strangers(tasks: &[(i32, TaskWait)]) -> bool {
+    tasks.iter().any(|(_, w)| w.strangers)
+        && tasks
+            .iter()
+            .all(|(_, w)| !w.outside && !w.unknown && !w.terminal)
+}
+
+/// What the foreground group waits for when it waits on processes outside it
+/// ([`waits_on_strangers`]) and `daemons` are the waits of every sleeping task of the
+/// session's other processes (setsid, double fork, reparented under the shim: gpg-agent
+/// and its pinentry): the verdict over the processes among them that wait on the
+/// terminal, weighed as a group would be, where they wait for the person (gpg's
+/// dialog); work otherwise. A daemon that reads the terminal stands for the group then,
+/// as a member would.
+pub(crate) fn daemon_verdict(daemons: &[(i32, TaskWait)]) -> Verdict {
+    let readers: Vec<(i32, TaskWait)> = daemons
+        .iter()
+        .filter(|(pid, _)| daemons.iter().any(|(p, w)| p == pid && w.terminal))
+        .cloned()
+        .collect();
+    match verdict(&readers) {
+        found @ (Verdict::Input | Verdict::Timed | Verdict::Soon(_)) => found,
+        _ => Verdict::Working,
     }
 }
 
@@ -1178,6 +1220,51 @@ mod tests {
         assert_eq!(timespec_at(me, 0, 1_000_000_000), None);
         let timeval = timespec(0, 500_000);
         assert_eq!(timespec_at(me, at(&timeval), 1_000_000), Some(ms(500)));
+    }
+
+    #[test]
+    fn a_daemon_at_the_terminal_stands_for_a_group_that_waits_on_it() {
+        let on_agent = TaskWait {
+            strangers: true,
+            ..TaskWait::default()
+        };
+        // gpg reads its agent's socket: work by itself, a wait on strangers.
+        let gpg = vec![(1, on_agent.clone())];
+        assert_eq!(verdict(&gpg), Verdict::Working);
+        assert!(waits_on_strangers(&gpg));
+        // Not with a socket to the network, a file, or the terminal of its own.
+        for other in [
+            wait(false, true, &[]),
+            TaskWait::unknown(),
+            wait(true, false, &[]),
+        ] {
+            assert!(!waits_on_strangers(&[(1, on_agent.clone()), (1, other)]));
+        }
+        assert!(!waits_on_strangers(&[(1, TaskWait::default())]));
+        // gpg-agent: its main thread on its listening sockets, another on pinentry's
+        // pipe; pinentry-curses polls the terminal every 70 ms.
+        let agent = [(5, wait(false, true, &[])), (5, on_agent.clone())];
+        let pinentry = (
+            6,
+            TaskWait {
+                timer: Some(ms(70)),
+                ..wait(true, false, &[])
+            },
+        );
+        let mut daemons = agent.to_vec();
+        daemons.push(pinentry);
+        assert_eq!(daemon_verdict(&daemons), Verdict::Soon(ms(70)));
+        // A dialog that reads without a timer: input.
+        let mut daemons = agent.to_vec();
+        daemons.push((6, wait(true, false, &[])));
+        assert_eq!(daemon_verdict(&daemons), Verdict::Input);
+        // Nobody of the session at the terminal: work.
+        assert_eq!(daemon_verdict(&agent), Verdict::Working);
+        // A daemon at the terminal and on the network at once: no input.
+        assert_eq!(
+            daemon_verdict(&[(6, wait(true, true, &[]))]),
+            Verdict::Working
+        );
     }
 
     #[test]

@@ -949,6 +949,25 @@ mod tests {
         assert_eq!(reason, SettleReason::Timeout);
     }
 
+    #[test]
+    fn a_daemons_dialog_polling_the_terminal_ends_by_quiet() {
+        // gpg waits on gpg-agent while the agent starts (work), then its pinentry-curses,
+        // outside the foreground group, draws the dialog and polls the terminal every
+        // 70 ms: the look stands for the group (see `blocked::daemon_verdict`), a loop of
+        // short timers that prints nothing, which ends on quiet.
+        let mut world = World::new(|t| {
+            if t < ms(1500) {
+                GroupLook::Working
+            } else {
+                GroupLook::Soon(ms(70))
+            }
+        });
+        world.outputs = vec![ms(10), ms(1500)];
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Quiet);
+        assert!(at >= ms(1800) && at < ms(1900), "{at:?}");
+    }
+
     /// ssh: the client waits on the terminal and its socket.
     fn remote(_: Duration) -> GroupLook {
         GroupLook::Remote

@@ -396,6 +396,88 @@ async fn mc_settles_by_input_after_each_key() {
     pty.shutdown().await;
 }
 
+/// gpg asks for a passphrase through gpg-agent's pinentry-curses: gpg waits on the
+/// agent's socket, and the pinentry (the agent's child, setsid and double-forked away,
+/// under the session's shim) draws its dialog and waits on the terminal, polling it
+/// every 70 ms. Each dialog ends the call within a moment, not at the timeout, and the
+/// passphrases typed into them encrypt the file.
+#[tokio::test]
+async fn a_pinentry_dialog_outside_the_foreground_group_ends_the_wait() {
+    require("gpg");
+    require("pinentry-curses");
+    // gpg-agent's socket path must be short: no TempDir name with a timestamp in it.
+    let home = TempDir(std::env::temp_dir().join(format!("ptyg-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&home.0);
+    let gnupg = home.0.join("g");
+    std::fs::create_dir_all(&gnupg).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&gnupg, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    std::fs::write(
+        gnupg.join("gpg-agent.conf"),
+        "pinentry-program /usr/bin/pinentry-curses\n",
+    )
+    .unwrap();
+    std::fs::write(home.0.join("plain"), "attack at dawn\n").unwrap();
+    let (pty, owner) = service();
+    let start = Instant::now();
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new(
+            "sh -c 'GPG_TTY=$(tty) exec gpg --pinentry-mode ask --symmetric --output crypt plain'",
+        )
+        .cwd(home.0.to_str().unwrap())
+        .env("GNUPGHOME", gnupg.to_str().unwrap())
+        .timeout(Duration::from_millis(20_000)),
+    )
+    .await;
+    let took = start.elapsed();
+    let id = &opened.session_id;
+    let screen = pty.screen(&owner, id).unwrap().text();
+    assert_ne!(opened.settled_by, SettleReason::Timeout, "{screen}");
+    assert!(took < Duration::from_secs(8), "{took:?}: {screen}");
+    assert!(
+        screen.contains("Passphrase:"),
+        "{}: {screen}",
+        opened_shows(&opened)
+    );
+    // The passphrase, then its repetition: each dialog ends its call.
+    for _ in 0..2 {
+        let (sent, took) = timed_send(
+            &pty,
+            &owner,
+            id,
+            SendRequest::new("s3cret-phrase").timeout(Duration::from_millis(20_000)),
+        )
+        .await;
+        let screen = pty.screen(&owner, id).unwrap().text();
+        assert_ne!(sent.settled_by, SettleReason::Timeout, "{screen}");
+        assert!(took < Duration::from_secs(8), "{took:?}: {screen}");
+        if sent.status != Status::Running {
+            break;
+        }
+    }
+    eventually("gpg to write the file", Duration::from_secs(20), || {
+        std::fs::metadata(home.0.join("crypt")).is_ok_and(|m| m.len() > 0)
+    })
+    .await;
+    pty.shutdown().await;
+    // The agent went with the session's tree.
+    let agent_of_this_home = || {
+        std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+            std::fs::read(entry.path().join("cmdline")).is_ok_and(|cmdline| {
+                String::from_utf8_lossy(&cmdline).contains(gnupg.to_str().unwrap())
+            })
+        })
+    };
+    eventually("gpg-agent to be gone", Duration::from_secs(10), || {
+        !agent_of_this_home()
+    })
+    .await;
+}
+
 /// `watch -n 0.5 date` sleeps between frames (clock_nanosleep) and never reads the
 /// terminal: on its full screen, one cycle seen (a sleep over and the next begun) is the
 /// screen settled, at open and after a key it leaves unread, not the whole timeout. The
