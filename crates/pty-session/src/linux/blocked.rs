@@ -39,6 +39,9 @@ pub(crate) struct TaskWait {
     /// foreground group hold (gpg on its agent's socket): work, unless a process of the
     /// session outside the group waits for the person ([`daemon_verdict`]).
     pub(crate) strangers: bool,
+    /// It waits on the master of another terminal whose foreground group works (mc's
+    /// subshell running a command): it relays that work, and works.
+    pub(crate) relays: bool,
     /// Its wait ends by itself within this time (`None`: it waits for ever): a program
     /// that will act when its timer fires (node awaiting a timer, bash `read -t`, a
     /// program reading the answer to its terminal query, vim waiting out a key's
@@ -341,51 +344,50 @@ impl<'a> Context<'a> {
                 None => wait.outside = true,
             },
             Kind::Other => wait.outside = true,
-            Kind::PtyMaster(index) => {
-                if direction != Direction::In || !self.inner_terminal_waits(pid, index) {
-                    wait.outside = true;
+            Kind::PtyMaster(index) if direction == Direction::In => {
+                match self.inner_terminal(pid, index) {
+                    Some(Verdict::Input) => {}
+                    Some(Verdict::Working | Verdict::Sleeps(_)) => wait.relays = true,
+                    _ => wait.outside = true,
                 }
             }
+            Kind::PtyMaster(_) => wait.outside = true,
         }
     }
 
-    /// Whether the terminal `/dev/pts/INDEX`, whose master `pid` holds, waits for the
-    /// person: its foreground group (found among `pid`'s descendants) is asleep and waits
-    /// for input, as [`verdict`] weighs it. Until it does, output may come out of it.
-    fn inner_terminal_waits(&mut self, pid: i32, index: u32) -> bool {
+    /// How the foreground group of terminal `/dev/pts/INDEX`, whose master `pid` holds,
+    /// waits (found among `pid`'s descendants), as [`verdict`] weighs it; `None` where it
+    /// cannot be told. Until it waits for input, output may come out of it; while it works
+    /// (mc's subshell running a command), the keys typed go to it.
+    fn inner_terminal(&mut self, pid: i32, index: u32) -> Option<Verdict> {
         if self.nesting >= MAX_NESTING {
-            return false;
+            return None;
         }
         let inner = Terminal::new(&format!("/dev/pts/{index}"));
-        let Some(device) = inner.device else {
-            return false;
-        };
+        let device = inner.device?;
         let members = foreground_of(pid, device);
         if members.is_empty() {
-            return false;
+            return None;
         }
         let mut context = Context::new(&inner, &members, &mut *self.peers);
         context.nesting = self.nesting + 1;
         let mut waits = Vec::new();
         for &member in &members {
-            let Ok(tasks) = fs::read_dir(format!("/proc/{member}/task")) else {
-                return false;
-            };
+            let tasks = fs::read_dir(format!("/proc/{member}/task")).ok()?;
             for task in tasks.flatten() {
                 let dir = task.path();
                 let asleep = fs::read_to_string(dir.join("stat"))
                     .ok()
-                    .and_then(|stat| Some(stat.get(stat.rfind(')')? + 2..)?.starts_with('S')));
-                if asleep != Some(true) {
-                    return false;
+                    .and_then(|stat| Some(stat.get(stat.rfind(')')? + 2..)?.starts_with('S')))?;
+                if !asleep {
+                    // A task of it runs.
+                    return Some(Verdict::Working);
                 }
-                let Ok(syscall) = fs::read_to_string(dir.join("syscall")) else {
-                    return false;
-                };
+                let syscall = fs::read_to_string(dir.join("syscall")).ok()?;
                 waits.push((member, context.task(member, &syscall)));
             }
         }
-        verdict(&waits) == Verdict::Input
+        Some(verdict(&waits))
     }
 
     /// Who holds the far end of a pipe or socket: `kind` is the object whose holders wake
@@ -805,6 +807,9 @@ pub(crate) fn verdict(tasks: &[(i32, TaskWait)]) -> Verdict {
     let mut forever = false;
     let mut sleep: Option<std::time::Duration> = None;
     for (_, wait) in tasks {
+        if wait.relays {
+            return Verdict::Working;
+        }
         let peers_work = wait.peers.iter().any(|p| !waiting.contains(p));
         let elsewhere = wait.away() || peers_work;
         if elsewhere && !wait.terminal {
@@ -913,6 +918,17 @@ mod tests {
                 Verdict::Input,
             ),
             ("sleep", vec![(1, idle.clone())], Verdict::Working),
+            (
+                "mc: its terminal and its subshell's master, the subshell running a command",
+                vec![(
+                    1,
+                    TaskWait {
+                        relays: true,
+                        ..reads.clone()
+                    },
+                )],
+                Verdict::Working,
+            ),
             (
                 "watch between two frames: a short sleep",
                 vec![(1, sleeps(500))],

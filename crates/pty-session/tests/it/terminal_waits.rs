@@ -396,6 +396,51 @@ async fn mc_settles_by_input_after_each_key() {
     pty.shutdown().await;
 }
 
+/// A command typed on mc's command line runs in mc's subshell, on the subshell's own
+/// terminal: the call waits for it, and ends once the subshell waits at its prompt again,
+/// not while the command runs.
+#[tokio::test]
+async fn a_command_in_mcs_subshell_is_waited_for() {
+    require("mc");
+    let home = TempDir::new("mc-sub");
+    let (pty, owner) = service();
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new("mc")
+            .env("TERM", "xterm-256color")
+            .env("HOME", home.0.to_str().unwrap())
+            .env("SHELL", "/bin/bash")
+            .cwd(home.0.clone())
+            .timeout(Duration::from_millis(20_000)),
+    )
+    .await;
+    assert_eq!(
+        opened.settled_by,
+        SettleReason::Input,
+        "{}",
+        opened_shows(&opened)
+    );
+    let id = &opened.session_id;
+    let (sent, took) = timed_send(
+        &pty,
+        &owner,
+        id,
+        SendRequest::new("sleep 1.5; echo slow > f").timeout(Duration::from_millis(20_000)),
+    )
+    .await;
+    let written = std::fs::read_to_string(home.0.join("f")).unwrap_or_default();
+    assert_eq!(written, "slow\n", "{took:?}: {}", sent_shows(&sent));
+    assert_eq!(
+        sent.settled_by,
+        SettleReason::Input,
+        "{}",
+        sent_shows(&sent)
+    );
+    assert!(took >= Duration::from_millis(1_400), "{took:?}");
+    pty.shutdown().await;
+}
+
 /// gpg asks for a passphrase through gpg-agent's pinentry-curses: gpg waits on the
 /// agent's socket, and the pinentry (the agent's child, setsid and double-forked away,
 /// under the session's shim) draws its dialog and waits on the terminal, polling it
