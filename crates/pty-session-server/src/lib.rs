@@ -44,6 +44,9 @@ pub mod secrets;
 pub mod stdio;
 
 pub use mcp::tools::PtyTools;
+/// The tools' arguments and results as they travel, and the tools' names of the library's
+/// arguments: also the shape of the Node.js package's calls.
+pub use mcp::{reply, wire};
 pub use people::shown::shown;
 pub use people::{attach, ls};
 

@@ -155,8 +155,9 @@ pub mod bench {
         }
 
         /// One look: `"input"`, `"soon"` (input wait with a short timer), `"timed"` (input
-        /// wait with a longer timer), `"working"`, `"remote"` (the terminal and an outside
-        /// source), `"cannot tell"`, or `"gone"`.
+        /// wait with a longer timer), `"working"`, `"sleeps"` (a short sleep, nothing at
+        /// the terminal), `"remote"` (the terminal and an outside source), `"cannot tell"`,
+        /// or `"gone"`.
         pub fn look(&mut self) -> &'static str {
             match self.probe.sample(&self.members).map(|s| s.verdict) {
                 Some(crate::blocked::Verdict::Input) => "input",
@@ -165,6 +166,7 @@ pub mod bench {
                 Some(crate::blocked::Verdict::Soon(_)) => "soon",
                 Some(crate::blocked::Verdict::Timed) => "timed",
                 Some(crate::blocked::Verdict::Remote) => "remote",
+                Some(crate::blocked::Verdict::Sleeps(_)) => "sleeps",
                 None => "gone",
             }
         }

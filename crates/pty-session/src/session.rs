@@ -394,7 +394,7 @@ impl Session {
 
     /// A probe of this session's foreground group, for one settle.
     pub(crate) fn probe(&self) -> GroupProbe {
-        GroupProbe::new(&self.tty)
+        GroupProbe::new(&self.tty).with_session(self.shim as i32)
     }
 
     /// Records the foreground group's state before a write into the terminal, looking

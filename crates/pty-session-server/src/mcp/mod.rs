@@ -3,6 +3,6 @@
 
 pub(crate) mod owner;
 pub(crate) mod progress;
-pub(crate) mod reply;
+pub mod reply;
 pub mod tools;
-pub(crate) mod wire;
+pub mod wire;

@@ -1,5 +1,5 @@
 //! Plain `ssh` on a pty-session session, as an agent using the tools runs it, without this
-//! crate's driver (issues 15 and 23): the client sleeps in poll on the terminal *and* its
+//! crate's driver: the client sleeps in poll on the terminal *and* its
 //! socket, so it may be waiting for either: a settle never ends on input there, but when
 //! the remote prompt comes back (`settledBy: "prompt"`).
 
@@ -166,6 +166,49 @@ async fn ssh_with_the_default_settle_ends_when_the_prompt_comes_back() {
         "{seen}"
     );
     assert!(sent.delta.text.lines().any(|line| line == "42"), "{seen}");
+    pty.shutdown().await;
+}
+
+/// Remote programs' own prompts, not a shell's, end the wait by the prompt the first
+/// time they show, not at the timeout: python's continuation `... `, `(gdb) ` and its
+/// `(y or [n]) ` and `(y or n) ` questions, pdb's `(Pdb) `.
+#[tokio::test]
+async fn remote_prompts_that_are_not_a_shells_end_the_wait() {
+    let sshd = Sshd::start().await;
+    let (pty, owner) = (service(), Owner::new("t"));
+    let (opened, seen) = open_default(&pty, &owner, &sshd, "id_ed25519", true).await;
+    assert_eq!(opened.settled_by, SettleReason::Prompt, "{seen}");
+    let script = std::env::temp_dir().join(format!("pdb-{}.py", std::process::id()));
+    std::fs::write(&script, "x = 6\nprint(x * 7)\n").unwrap();
+    let steps: &[(&str, &str)] = &[
+        ("/usr/bin/python3 -q", ">>> "),
+        ("def f():", "... "),
+        ("  return 6*7", "... "),
+        ("", ">>> "),
+        ("exit()", "$ "),
+        ("gdb -q -nx", "(gdb) "),
+        ("break nosuch", "(y or [n]) "),
+        ("y", "(gdb) "),
+        ("delete", "(y or n) "),
+        ("y", "(gdb) "),
+        ("quit", "$ "),
+        (
+            &format!("/usr/bin/python3 -m pdb {}", script.display()),
+            "(Pdb) ",
+        ),
+        ("next", "(Pdb) "),
+        ("quit", "$ "),
+    ];
+    for (data, prompt) in steps {
+        let start = Instant::now();
+        let (sent, seen) = send_default(&pty, &owner, &opened, data).await;
+        let took = start.elapsed();
+        assert_eq!(sent.settled_by, SettleReason::Prompt, "{seen}");
+        assert!(sent.pending.ends_with(prompt), "{seen}");
+        // The prompt is held 50 ms; the program's own start may take a while here.
+        assert!(took < Duration::from_secs(10), "{seen}");
+    }
+    std::fs::remove_file(&script).ok();
     pty.shutdown().await;
 }
 

@@ -10,7 +10,11 @@
 //! ends it holds: the self-pipes of libuv and Python). A pipe or socket to another process
 //! of the foreground group makes the wait depend on that process ([`TaskWait::peers`]):
 //! `python3 | tee log` waits for the person because `python3` does. Anything else — a
-//! pipe from a child that works, a socket to the network, a file — is work.
+//! pipe from a child that works, a socket to the network, a file — is work; except that
+//! a group waiting only on pipes and Unix sockets to processes outside it (gpg on its
+//! agent) waits for the person where one of the session's other processes waits on the
+//! terminal ([`daemon_verdict`]: the agent's pinentry). A group that only sleeps a short
+//! while is [`Verdict::Sleeps`]: `watch` between frames.
 
 use std::collections::HashMap;
 use std::fs;
@@ -31,15 +35,30 @@ pub(crate) struct TaskWait {
     /// Other processes of the foreground group at the far end of a pipe or socket it
     /// waits on: it waits for the person only if they do.
     pub(crate) peers: Vec<i32>,
+    /// It waits on a pipe or Unix socket whose far end only processes outside the
+    /// foreground group hold (gpg on its agent's socket): work, unless a process of the
+    /// session outside the group waits for the person ([`daemon_verdict`]).
+    pub(crate) strangers: bool,
+    /// It waits on the master of another terminal whose foreground group works (mc's
+    /// subshell running a command): it relays that work, and works.
+    pub(crate) relays: bool,
     /// Its wait ends by itself within this time (`None`: it waits for ever): a program
     /// that will act when its timer fires (node awaiting a timer, bash `read -t`, a
     /// program reading the answer to its terminal query, vim waiting out a key's
     /// sequence, htop's refresh). Timers of at most [`SOON`] make the wait not yet input
     /// wait; longer ones still count as waits, but not where the caller waits for `until`.
     pub(crate) timer: Option<std::time::Duration>,
+    /// It sleeps for this long (`nanosleep`, `clock_nanosleep` with a relative time):
+    /// a wait that only time ends, such as `watch`'s between two frames.
+    pub(crate) sleep: Option<std::time::Duration>,
 }
 
 impl TaskWait {
+    /// It waits on something outside the foreground group.
+    fn away(&self) -> bool {
+        self.outside || self.strangers
+    }
+
     fn outside() -> TaskWait {
         TaskWait {
             outside: true,
@@ -210,6 +229,17 @@ impl<'a> Context<'a> {
             .collect();
         let arg = |i: usize| args.get(i).copied();
         let mut wait = TaskWait::default();
+        if nr == libc::SYS_nanosleep {
+            wait.sleep = arg(0).and_then(|at| timespec_at(pid, at, 1_000_000_000));
+            return wait;
+        }
+        if nr == libc::SYS_clock_nanosleep {
+            // An absolute wake-up time (TIMER_ABSTIME) is not a length: not read.
+            if arg(1).is_some_and(|flags| flags & libc::TIMER_ABSTIME as u64 == 0) {
+                wait.sleep = arg(2).and_then(|at| timespec_at(pid, at, 1_000_000_000));
+            }
+            return wait;
+        }
         if nr::OWN.contains(&nr) {
             return wait;
         }
@@ -314,51 +344,50 @@ impl<'a> Context<'a> {
                 None => wait.outside = true,
             },
             Kind::Other => wait.outside = true,
-            Kind::PtyMaster(index) => {
-                if direction != Direction::In || !self.inner_terminal_waits(pid, index) {
-                    wait.outside = true;
+            Kind::PtyMaster(index) if direction == Direction::In => {
+                match self.inner_terminal(pid, index) {
+                    Some(Verdict::Input) => {}
+                    Some(Verdict::Working | Verdict::Sleeps(_)) => wait.relays = true,
+                    _ => wait.outside = true,
                 }
             }
+            Kind::PtyMaster(_) => wait.outside = true,
         }
     }
 
-    /// Whether the terminal `/dev/pts/INDEX`, whose master `pid` holds, waits for the
-    /// person: its foreground group (found among `pid`'s descendants) is asleep and waits
-    /// for input, as [`verdict`] weighs it. Until it does, output may come out of it.
-    fn inner_terminal_waits(&mut self, pid: i32, index: u32) -> bool {
+    /// How the foreground group of terminal `/dev/pts/INDEX`, whose master `pid` holds,
+    /// waits (found among `pid`'s descendants), as [`verdict`] weighs it; `None` where it
+    /// cannot be told. Until it waits for input, output may come out of it; while it works
+    /// (mc's subshell running a command), the keys typed go to it.
+    fn inner_terminal(&mut self, pid: i32, index: u32) -> Option<Verdict> {
         if self.nesting >= MAX_NESTING {
-            return false;
+            return None;
         }
         let inner = Terminal::new(&format!("/dev/pts/{index}"));
-        let Some(device) = inner.device else {
-            return false;
-        };
+        let device = inner.device?;
         let members = foreground_of(pid, device);
         if members.is_empty() {
-            return false;
+            return None;
         }
         let mut context = Context::new(&inner, &members, &mut *self.peers);
         context.nesting = self.nesting + 1;
         let mut waits = Vec::new();
         for &member in &members {
-            let Ok(tasks) = fs::read_dir(format!("/proc/{member}/task")) else {
-                return false;
-            };
+            let tasks = fs::read_dir(format!("/proc/{member}/task")).ok()?;
             for task in tasks.flatten() {
                 let dir = task.path();
                 let asleep = fs::read_to_string(dir.join("stat"))
                     .ok()
-                    .and_then(|stat| Some(stat.get(stat.rfind(')')? + 2..)?.starts_with('S')));
-                if asleep != Some(true) {
-                    return false;
+                    .and_then(|stat| Some(stat.get(stat.rfind(')')? + 2..)?.starts_with('S')))?;
+                if !asleep {
+                    // A task of it runs.
+                    return Some(Verdict::Working);
                 }
-                let Ok(syscall) = fs::read_to_string(dir.join("syscall")) else {
-                    return false;
-                };
+                let syscall = fs::read_to_string(dir.join("syscall")).ok()?;
                 waits.push((member, context.task(member, &syscall)));
             }
         }
-        verdict(&waits) == Verdict::Input
+        Some(verdict(&waits))
     }
 
     /// Who holds the far end of a pipe or socket: `kind` is the object whose holders wake
@@ -384,7 +413,7 @@ impl<'a> Context<'a> {
         if !others.is_empty() {
             wait.peers.extend(others);
         } else if own_count < own {
-            wait.outside = true;
+            wait.strangers = true;
         }
     }
 
@@ -718,6 +747,10 @@ pub(crate) enum Verdict {
     /// fires within this time, and the program acts then by itself: not input wait
     /// until it has fired.
     Soon(std::time::Duration),
+    /// Nothing waits on the terminal nor works: the group sleeps, and a sleep of at most
+    /// [`SOON`] (this long, the longest) ends by itself (`watch` between two frames).
+    /// Work, unless it is one step of a loop that repaints a full screen.
+    Sleeps(std::time::Duration),
     /// Something works, or nothing waits on the terminal.
     Working,
     /// A task waits on the terminal and on a source outside the group at once (the `ssh`
@@ -756,7 +789,7 @@ pub(crate) fn verdict(tasks: &[(i32, TaskWait)]) -> Verdict {
             let mut mine = tasks.iter().filter(|(p, _)| *p == pid).map(|(_, w)| w);
             let clean = mine
                 .clone()
-                .all(|w| !w.outside && !w.unknown && w.peers.iter().all(|p| waiting.contains(p)));
+                .all(|w| !w.away() && !w.unknown && w.peers.iter().all(|p| waiting.contains(p)));
             let for_person = mine.any(|w| w.terminal || !w.peers.is_empty());
             if clean && for_person {
                 waiting.insert(pid);
@@ -772,14 +805,18 @@ pub(crate) fn verdict(tasks: &[(i32, TaskWait)]) -> Verdict {
     let mut soon: Option<std::time::Duration> = None;
     let mut untimed = false;
     let mut forever = false;
+    let mut sleep: Option<std::time::Duration> = None;
     for (_, wait) in tasks {
+        if wait.relays {
+            return Verdict::Working;
+        }
         let peers_work = wait.peers.iter().any(|p| !waiting.contains(p));
-        let elsewhere = wait.outside || peers_work;
+        let elsewhere = wait.away() || peers_work;
         if elsewhere && !wait.terminal {
             return Verdict::Working;
         }
         cannot_tell |= wait.unknown || (wait.terminal && peers_work);
-        remote |= wait.terminal && wait.outside;
+        remote |= wait.terminal && wait.away();
         if wait.terminal {
             match wait.timer {
                 Some(timer) if timer <= SOON => soon = soon.max(Some(timer)),
@@ -789,13 +826,17 @@ pub(crate) fn verdict(tasks: &[(i32, TaskWait)]) -> Verdict {
             }
         }
         any_terminal |= wait.terminal;
+        sleep = sleep.max(wait.sleep);
     }
     if cannot_tell {
         Verdict::CannotTell
     } else if remote {
         Verdict::Remote
     } else if !any_terminal {
-        Verdict::Working
+        match sleep {
+            Some(sleep) if sleep <= SOON => Verdict::Sleeps(sleep),
+            _ => Verdict::Working,
+        }
     } else if let Some(timer) = soon
         && !untimed
     {
@@ -804,6 +845,35 @@ pub(crate) fn verdict(tasks: &[(i32, TaskWait)]) -> Verdict {
         Verdict::Input
     } else {
         Verdict::Timed
+    }
+}
+
+/// Whether a group whose every task sleeps, with these waits, waits only on processes
+/// outside it, through pipes or Unix sockets (gpg on its agent): nothing on the network,
+/// no file, nothing unreadable, nothing of its own on the terminal.
+pub(crate) fn waits_on_strangers(tasks: &[(i32, TaskWait)]) -> bool {
+    tasks.iter().any(|(_, w)| w.strangers)
+        && tasks
+            .iter()
+            .all(|(_, w)| !w.outside && !w.unknown && !w.terminal)
+}
+
+/// What the foreground group waits for when it waits on processes outside it
+/// ([`waits_on_strangers`]) and `daemons` are the waits of every sleeping task of the
+/// session's other processes (setsid, double fork, reparented under the shim: gpg-agent
+/// and its pinentry): the verdict over the processes among them that wait on the
+/// terminal, weighed as a group would be, where they wait for the person (gpg's
+/// dialog); work otherwise. A daemon that reads the terminal stands for the group then,
+/// as a member would.
+pub(crate) fn daemon_verdict(daemons: &[(i32, TaskWait)]) -> Verdict {
+    let readers: Vec<(i32, TaskWait)> = daemons
+        .iter()
+        .filter(|(pid, _)| daemons.iter().any(|(p, w)| p == pid && w.terminal))
+        .cloned()
+        .collect();
+    match verdict(&readers) {
+        found @ (Verdict::Input | Verdict::Timed | Verdict::Soon(_)) => found,
+        _ => Verdict::Working,
     }
 }
 
@@ -820,6 +890,13 @@ mod tests {
             terminal,
             outside,
             peers: peers.to_vec(),
+            ..TaskWait::default()
+        }
+    }
+
+    fn sleeps(ms_: u64) -> TaskWait {
+        TaskWait {
+            sleep: Some(ms(ms_)),
             ..TaskWait::default()
         }
     }
@@ -841,6 +918,42 @@ mod tests {
                 Verdict::Input,
             ),
             ("sleep", vec![(1, idle.clone())], Verdict::Working),
+            (
+                "mc: its terminal and its subshell's master, the subshell running a command",
+                vec![(
+                    1,
+                    TaskWait {
+                        relays: true,
+                        ..reads.clone()
+                    },
+                )],
+                Verdict::Working,
+            ),
+            (
+                "watch between two frames: a short sleep",
+                vec![(1, sleeps(500))],
+                Verdict::Sleeps(ms(500)),
+            ),
+            (
+                "a shell waiting for its `sleep 0.2` beside a `sleep 0.5`",
+                vec![(1, idle.clone()), (2, sleeps(200)), (3, sleeps(500))],
+                Verdict::Sleeps(ms(500)),
+            ),
+            (
+                "a sleep of seconds is work",
+                vec![(1, sleeps(3000))],
+                Verdict::Working,
+            ),
+            (
+                "a sleeping thread beside a reader of the terminal",
+                vec![(1, reads.clone()), (1, sleeps(500))],
+                Verdict::Input,
+            ),
+            (
+                "a short sleep beside a busy member",
+                vec![(1, sleeps(500)), (2, wait(false, true, &[]))],
+                Verdict::Working,
+            ),
             (
                 "python3 | tee: tee reads python's pipe",
                 vec![(1, reads.clone()), (2, wait(false, false, &[1]))],
@@ -1123,6 +1236,78 @@ mod tests {
         assert_eq!(timespec_at(me, 0, 1_000_000_000), None);
         let timeval = timespec(0, 500_000);
         assert_eq!(timespec_at(me, at(&timeval), 1_000_000), Some(ms(500)));
+    }
+
+    #[test]
+    fn a_daemon_at_the_terminal_stands_for_a_group_that_waits_on_it() {
+        let on_agent = TaskWait {
+            strangers: true,
+            ..TaskWait::default()
+        };
+        // gpg reads its agent's socket: work by itself, a wait on strangers.
+        let gpg = vec![(1, on_agent.clone())];
+        assert_eq!(verdict(&gpg), Verdict::Working);
+        assert!(waits_on_strangers(&gpg));
+        // Not with a socket to the network, a file, or the terminal of its own.
+        for other in [
+            wait(false, true, &[]),
+            TaskWait::unknown(),
+            wait(true, false, &[]),
+        ] {
+            assert!(!waits_on_strangers(&[(1, on_agent.clone()), (1, other)]));
+        }
+        assert!(!waits_on_strangers(&[(1, TaskWait::default())]));
+        // gpg-agent: its main thread on its listening sockets, another on pinentry's
+        // pipe; pinentry-curses polls the terminal every 70 ms.
+        let agent = [(5, wait(false, true, &[])), (5, on_agent.clone())];
+        let pinentry = (
+            6,
+            TaskWait {
+                timer: Some(ms(70)),
+                ..wait(true, false, &[])
+            },
+        );
+        let mut daemons = agent.to_vec();
+        daemons.push(pinentry);
+        assert_eq!(daemon_verdict(&daemons), Verdict::Soon(ms(70)));
+        // A dialog that reads without a timer: input.
+        let mut daemons = agent.to_vec();
+        daemons.push((6, wait(true, false, &[])));
+        assert_eq!(daemon_verdict(&daemons), Verdict::Input);
+        // Nobody of the session at the terminal: work.
+        assert_eq!(daemon_verdict(&agent), Verdict::Working);
+        // A daemon at the terminal and on the network at once: no input.
+        assert_eq!(
+            daemon_verdict(&[(6, wait(true, true, &[]))]),
+            Verdict::Working
+        );
+    }
+
+    #[test]
+    fn a_sleeps_length_is_read() {
+        // coreutils' `sleep` sleeps in clock_nanosleep with a relative time.
+        let mut child = std::process::Command::new("sleep")
+            .arg("0.7")
+            .spawn()
+            .expect("sleep runs");
+        let pid = child.id() as i32;
+        let tty = Terminal::default();
+        let members = [pid];
+        let mut peers = HashMap::new();
+        let mut context = Context::new(&tty, &members, &mut peers);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let wait = loop {
+            let syscall = fs::read_to_string(format!("/proc/{pid}/syscall")).unwrap_or_default();
+            let wait = context.task(pid, &syscall);
+            if wait.sleep.is_some() || std::time::Instant::now() > deadline {
+                break wait;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        };
+        child.kill().ok();
+        child.wait().ok();
+        assert_eq!(wait.sleep, Some(ms(700)), "{wait:?}");
+        assert!(!wait.terminal && !wait.outside, "{wait:?}");
     }
 
     #[test]

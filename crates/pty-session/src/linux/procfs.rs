@@ -319,6 +319,9 @@ pub(crate) struct GroupProbe {
     /// A live task's `stat` could not be opened (no descriptor left, say): looks then
     /// never tell input wait, since that task may be running.
     incomplete: bool,
+    /// The session's shim: the processes below it outside the foreground group are its
+    /// daemons ([`blocked::daemon_verdict`]). `None`: none are looked at.
+    shim: Option<i32>,
 }
 
 /// The open records of one task.
@@ -352,6 +355,13 @@ impl GroupProbe {
             tty: blocked::Terminal::new(tty),
             ..GroupProbe::default()
         }
+    }
+
+    /// Looks also at the session's processes outside the foreground group, below `shim`,
+    /// where the group waits on them.
+    pub(crate) fn with_session(mut self, shim: i32) -> GroupProbe {
+        self.shim = Some(shim);
+        self
     }
 
     /// Samples the tasks of `members`. `None` when none of them exists any more.
@@ -490,10 +500,64 @@ impl GroupProbe {
                 // the two reads (a `sleep` that exits as it is looked at): the group moved
                 // under the look, which is work, not a wait nobody can tell.
                 Verdict::CannotTell if !self.still_asleep(&asleep, &mut buf) => Verdict::Working,
+                // The group waits on processes outside it (gpg on gpg-agent): one of the
+                // session's that waits on the terminal (pinentry) stands for it.
+                Verdict::Working if blocked::waits_on_strangers(&waits) => {
+                    let (verdict, daemon_runs) = self.daemons();
+                    runs += daemon_runs;
+                    verdict
+                }
                 verdict => verdict,
             }
         };
         Look::Sample(Some(GroupSample { verdict, runs }))
+    }
+
+    /// The verdict over the session's processes outside the foreground group (below the
+    /// shim, at most [`MAX_DAEMONS`]), read afresh, with their tasks' summed run counts. A
+    /// process with a task that does not sleep works.
+    fn daemons(&mut self) -> (Verdict, u64) {
+        let Some(shim) = self.shim else {
+            return (Verdict::Working, 0);
+        };
+        let mut waits = Vec::new();
+        let mut runs = 0;
+        let mut buf = [0; RECORD_BYTES];
+        let mut context = blocked::Context::new(&self.tty, &[], &mut self.peers);
+        for pid in descendants(shim) {
+            if self.members.contains(&pid) {
+                continue;
+            }
+            let Ok(tids) = list_tasks(pid) else {
+                continue;
+            };
+            for tid in tids {
+                let dir = format!("/proc/{pid}/task/{tid}");
+                let asleep = read_record(format!("{dir}/stat"), &mut buf)
+                    .and_then(|stat| parse_task_stat(&stat))
+                    .is_some_and(|(state, _, flags)| state == 'S' && flags & PF_EXITING == 0);
+                if let Some(schedstat) = read_record(format!("{dir}/schedstat"), &mut buf) {
+                    runs += schedstat
+                        .split_whitespace()
+                        .nth(2)
+                        .and_then(|n| n.parse::<u64>().ok())
+                        .unwrap_or(0);
+                }
+                let wait = match read_record(format!("{dir}/syscall"), &mut buf) {
+                    Some(syscall) if asleep => context.task(pid, &syscall),
+                    Some(_) => TaskWait {
+                        outside: true,
+                        ..TaskWait::default()
+                    },
+                    None => TaskWait {
+                        unknown: true,
+                        ..TaskWait::default()
+                    },
+                };
+                waits.push((pid, wait));
+            }
+        }
+        (blocked::daemon_verdict(&waits), runs)
     }
 
     /// Whether the tasks `asleep` (indices into the records) all still sleep, read afresh.
@@ -504,6 +568,32 @@ impl GroupProbe {
                 .is_some_and(|(state, _, flags)| state == 'S' && flags & PF_EXITING == 0)
         })
     }
+}
+
+/// Up to how many processes below a session's shim are looked at as its daemons.
+const MAX_DAEMONS: usize = 64;
+
+/// The processes below `pid` (its children, theirs, ...), at most [`MAX_DAEMONS`].
+fn descendants(pid: i32) -> Vec<i32> {
+    let mut found = Vec::new();
+    let mut queue = vec![pid];
+    while let Some(parent) = queue.pop() {
+        for tid in task_ids(parent) {
+            let children = fs::read_to_string(format!("/proc/{parent}/task/{tid}/children"))
+                .unwrap_or_default();
+            for child in children
+                .split_whitespace()
+                .filter_map(|c| c.parse::<i32>().ok())
+            {
+                if found.len() >= MAX_DAEMONS {
+                    return found;
+                }
+                found.push(child);
+                queue.push(child);
+            }
+        }
+    }
+    found
 }
 
 /// Reads an open `/proc` record afresh. `None` when it is empty: its task is gone.

@@ -14,7 +14,9 @@
 //! [`CONFIRM_STILL`](settler::CONFIRM_STILL) if no task of the group ran in between (their `schedstat` run counts
 //! unchanged), otherwise for [`CONFIRM`](settler::CONFIRM). A wait on the terminal with a timer of a second
 //! or less is not input wait until the timer fired (a loop of such waits without output
-//! ends on quiet). A group that waits on the terminal and on an outside source at once
+//! ends on quiet). A loop that waits so, or only sleeps so on a full screen (`watch`),
+//! and repaints between waits like each other waits for a key after one cycle. A group
+//! that waits on the terminal and on an outside source at once
 //! (the `ssh` client) ends when its prompt comes back ([`crate::term::prompt`]), or on quiet
 //! where no prompt shape is known; one whose records cannot be read, or that waits on a
 //! working member, can only be told by quiet. Sampling is close (yielding between looks)
@@ -295,6 +297,14 @@ fn look(session: &Session, probe: &mut GroupProbe, lookup: Lookup) -> GroupLook 
         Verdict::CannotTell => GroupLook::CannotTell,
         Verdict::Remote => GroupLook::Remote,
         Verdict::Soon(within) => GroupLook::Soon(within),
+        // A sleep between two frames counts only on a full screen: a loop that prints
+        // lines between its sleeps (a shell loop, a progress bar) is work.
+        Verdict::Sleeps(_) if crate::pty::output_unread(master) => GroupLook::Working,
+        Verdict::Sleeps(within) if session.state().in_alt_screen() => GroupLook::Sleeps {
+            within,
+            unread: crate::pty::input_unread(master) == Some(true),
+        },
+        Verdict::Sleeps(_) => GroupLook::Working,
         // Output unread by the service, or input unread by the program (not scheduled
         // yet, or not even handed the input): about to run, not waiting.
         Verdict::Input | Verdict::Timed

@@ -74,6 +74,9 @@ pub(crate) enum GroupLook {
     /// It waits for the person, but a wait on the terminal has a timer that fires within
     /// this time, and the program acts then by itself.
     Soon(Duration),
+    /// Nothing waits on the terminal: the group sleeps, at most this long, with a full
+    /// screen on (`watch` between two frames). `unread`: input waits in the terminal.
+    Sleeps { within: Duration, unread: bool },
     /// It waits for the person at the terminal.
     Input {
         /// Its tasks' summed run counts: equal at two looks, none of them ran between.
@@ -160,6 +163,9 @@ pub(crate) struct Settler {
     /// When the short timer of the wait last seen has surely fired (see
     /// [`GroupLook::Soon`]): a wait with a short timer seen after that is a new one.
     soon_fires: Option<Instant>,
+    /// When the wait whose timer `soon_fires` tells was seen: where a cycle of a refresh
+    /// loop starts.
+    soon_seen: Option<Instant>,
     /// The longest short timer seen since the output count was `.1`: only a loop of
     /// timers well inside the quiet period counts as polling.
     soon_longest: (Duration, u64),
@@ -191,6 +197,7 @@ impl Settler {
             looked_at: None,
             prompt_known: false,
             soon_fires: None,
+            soon_seen: None,
             soon_longest: (Duration::ZERO, 0),
             candidate: None,
             last_change: now,
@@ -260,7 +267,12 @@ impl Settler {
             self.last_look = Some(group);
             let since_last_look = self.looked_at.map(|at| now.duration_since(at));
             self.looked_at = Some(now);
-            if let GroupLook::Soon(within) = group {
+            let timer = match group {
+                GroupLook::Soon(within) => Some((within, None)),
+                GroupLook::Sleeps { within, unread } => Some((within, Some(unread))),
+                _ => None,
+            };
+            if let Some((within, sleeps)) = timer {
                 // Not input wait until the timer fired. A short-timer wait seen after the
                 // last one surely fired is a new one: a program that loops on timers of
                 // at most half the quiet period and has printed nothing for the quiet
@@ -275,8 +287,25 @@ impl Settler {
                 // the program printed (its new frame), and it waits again with a timer
                 // like it. It waits for a key between frames: one such cycle seen, it
                 // waits for input. (Given `until`, the match is waited for instead.)
+                //
+                // A full-screen loop that only sleeps between frames (`watch`) reads no
+                // key: one cycle of it, the sleep seen before over and another like it
+                // begun, is the screen as a person sees it settle, output or not (an
+                // unchanged frame prints nothing). Input left unread counts against it only
+                // if it came during that cycle: a key written before the cycle began that
+                // is still unread is one the loop does not read between frames.
+                let cycle = match sleeps {
+                    None => self.soon_longest.1 != seen.output_seq,
+                    Some(unread) => {
+                        !unread
+                            || seen
+                                .last_write
+                                .zip(self.soon_seen)
+                                .is_none_or(|(write, from)| write <= from)
+                    }
+                };
                 let repainted = self.soon_fires.is_some_and(|at| now >= at)
-                    && self.soon_longest.1 != seen.output_seq
+                    && cycle
                     && seen_closely
                     && refreshes(self.soon_longest.0, within);
                 if repainted && !self.until {
@@ -294,6 +323,7 @@ impl Settler {
                 }
                 if fired || self.soon_fires.is_none() {
                     self.soon_fires = Some(now + within + TIMER_SLACK);
+                    self.soon_seen = Some(now);
                 }
             }
             if self.input_confirmed(seen, group) {
@@ -849,6 +879,48 @@ mod tests {
         assert_ne!((reason, at < ms(50)), (SettleReason::Input, true), "{at:?}");
     }
 
+    /// `watch -n 0.5`: 3 ms of work (the command, the repaint), then a sleep of 500 ms,
+    /// on a full screen; input written at `write` stays unread (watch reads no key).
+    fn watch(write: Option<Duration>) -> World {
+        let mut world = World::new(move |t| {
+            if t.as_millis() % 503 < 3 {
+                GroupLook::Working
+            } else {
+                GroupLook::Sleeps {
+                    within: ms(500),
+                    unread: write.is_some_and(|w| t >= w),
+                }
+            }
+        });
+        // The clock's line changes every other frame; the frames between print nothing.
+        world.outputs = (0..20).map(|n| ms(1006 * n + 2)).collect();
+        world.write = write;
+        world
+    }
+
+    #[test]
+    fn a_full_screen_sleep_loop_waits_for_input_after_one_cycle() {
+        let (reason, at, _) = play(&watch(None), SettleOptions::default());
+        assert_eq!(reason, SettleReason::Input);
+        assert!(at > ms(503) && at < ms(520), "{at:?}");
+        // A key typed before the cycle began and still unread: watch does not read keys.
+        let (reason, at, _) = play(&watch(Some(Duration::ZERO)), SettleOptions::default());
+        assert_eq!(reason, SettleReason::Input);
+        assert!(at > ms(503) && at < ms(520), "{at:?}");
+        // A key typed during the first sleep: the loop gets a whole cycle to read it.
+        let (reason, at, _) = play(&watch(Some(ms(300))), SettleOptions::default());
+        assert_eq!(reason, SettleReason::Input);
+        assert!(at > ms(1006) && at < ms(1020), "{at:?}");
+        // Given `until`, the match is waited for (here: the timeout).
+        let options = SettleOptions {
+            until: Some("never".into()),
+            timeout: Some(ms(2000)),
+            ..SettleOptions::default()
+        };
+        let (reason, at, _) = play(&watch(None), options);
+        assert_eq!((reason, at), (SettleReason::Timeout, ms(2000)));
+    }
+
     fn options_quiet_long() -> SettleOptions {
         options(Settle::Auto, 5_000, 1_000)
     }
@@ -875,6 +947,25 @@ mod tests {
         };
         let (reason, _, _) = play(&world, options);
         assert_eq!(reason, SettleReason::Timeout);
+    }
+
+    #[test]
+    fn a_daemons_dialog_polling_the_terminal_ends_by_quiet() {
+        // gpg waits on gpg-agent while the agent starts (work), then its pinentry-curses,
+        // outside the foreground group, draws the dialog and polls the terminal every
+        // 70 ms: the look stands for the group (see `blocked::daemon_verdict`), a loop of
+        // short timers that prints nothing, which ends on quiet.
+        let mut world = World::new(|t| {
+            if t < ms(1500) {
+                GroupLook::Working
+            } else {
+                GroupLook::Soon(ms(70))
+            }
+        });
+        world.outputs = vec![ms(10), ms(1500)];
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Quiet);
+        assert!(at >= ms(1800) && at < ms(1900), "{at:?}");
     }
 
     /// ssh: the client waits on the terminal and its socket.

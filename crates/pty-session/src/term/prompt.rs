@@ -4,12 +4,13 @@
 //!
 //! A shape is learned from the pending line a send was made at (`user@host:~$ `), with
 //! the working directory or a counter in it allowed to change (`user@host:/tmp$ `,
-//! `In [2]: `); any line ending as prompts end (`$ `, `# `, `> `, `% `, `: `, `? `) has a
-//! prompt's shape too, so a send that starts a REPL (`python3` at a shell) ends at its
-//! prompt (`>>> `).
+//! `In [2]: `); any line ending as prompts end (`$ `, `# `, `> `, `% `, `: `, `? `, `) `,
+//! `] `, `... `) has a prompt's shape too, so a send that starts a REPL (`python3` at a
+//! shell) ends at its prompt (`>>> `), and so do a program's own prompts the first time
+//! they show: python's continuation `... `, `(gdb) `, `(Pdb) `, `(y or n) `, `[Y/n] `.
 
 /// How prompts end: a sign and a space.
-pub(crate) const ENDINGS: [&str; 6] = ["$ ", "# ", "> ", "% ", ": ", "? "];
+pub(crate) const ENDINGS: [&str; 9] = ["$ ", "# ", "> ", "% ", ": ", "? ", ") ", "] ", "... "];
 
 /// The characters where the part of a prompt that may change begins: a path (`~`, `/`)
 /// or a counter.
@@ -85,10 +86,26 @@ mod tests {
             "% ",
             "Password: ",
             "Are you sure you want to continue connecting (yes/no/[fingerprint])? ",
+            "... ",
+            "(gdb) ",
+            "(Pdb) ",
+            "Delete all breakpoints? (y or n) ",
+            "Make breakpoint pending on future shared library load? (y or [n]) ",
+            "Do you want to continue? [Y/n] ",
         ] {
             assert!(any.matches(line), "{line:?}");
         }
-        for line in ["", "   ", "(gdb) ", "done", "50%", "user@host:~$", "a $ b"] {
+        for line in [
+            "",
+            "   ",
+            "done",
+            "50%",
+            "user@host:~$",
+            "a $ b",
+            "(gdb)",
+            "Loading. ",
+            "x) y",
+        ] {
             assert!(!any.matches(line), "{line:?}");
         }
     }
@@ -100,8 +117,10 @@ mod tests {
         assert!(shell.matches("user@host:~/src/project$ "));
         let gdb = PromptShape::learn("(gdb) ").unwrap();
         assert!(gdb.matches("(gdb) "));
-        assert!(!gdb.matches("(Pdb) "));
-        assert!(!gdb.matches("gdb) "));
+        let custom = PromptShape::learn("mybox λ ").unwrap();
+        assert!(custom.matches("mybox λ "));
+        assert!(!custom.matches("other λ "), "the start must stay");
+        assert!(!custom.matches("mybox λ"));
         let irb = PromptShape::learn("irb(main):001:0> ").unwrap();
         assert!(irb.matches("irb(main):002:0> "));
         let lisp = PromptShape::learn("[1] ").unwrap();

@@ -1847,6 +1847,32 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_loop_that_clears_each_frame_is_read_one_frame_at_a_time() {
+        // What was there before the first clear stays; each frame drawn after a clear
+        // and cleared again unread is replaced, as on the screen.
+        check(
+            b"before\r\n\x1b[H\x1b[2Jframe 1\r\nload 0.1\x1b[H\x1b[2Jframe 2\r\nload 0.2\x1b[H\x1b[2Jframe 3\r\nload 0.3\r\n",
+            expect![[r#"
+                line "before"
+                line ""
+                line "frame 3"
+                line "load 0.3"
+                pending ""
+            "#]],
+        );
+        // Output that scrolled off the top after a clear is no frame: kept.
+        let mut long = b"\x1b[H\x1b[2J".to_vec();
+        for n in 0..50 {
+            long.extend(format!("build {n}\r\n").bytes());
+        }
+        long.extend(b"\x1b[H\x1b[2Jdone\r\n");
+        let lines = rendered_every_way(&long);
+        assert!(lines.contains("line \"build 0\"\n"), "{lines}");
+        assert!(lines.contains("line \"build 49\"\n"), "{lines}");
+        assert!(lines.contains("line \"done\"\n"), "{lines}");
+    }
+
     /// A completion menu drawn below the input line and erased (ED 0) before anyone read it
     /// never becomes lines.
     #[test]
@@ -2391,6 +2417,7 @@ mod tests {
             let mut emulator = crate::term::screen::Emulator::with_history(COLS, rows, 100_000);
             let mut out = Rendered::default();
             let mut fixed = false;
+            let mut replaced = Vec::new();
             for op in &ops {
                 match op {
                     RowOp::Read => {
@@ -2404,8 +2431,15 @@ mod tests {
                     RowOp::EraseBelow if renderer.rows.at_home(renderer.line.col) => continue,
                     _ => {}
                 }
+                // A clear over a frame replaces it: the rows the emulator keeps of it are
+                // none of the renderer's lines.
+                let frame = matches!(op, RowOp::EraseScreen) && renderer.rows.frame();
+                let before = emulator.history_len();
                 renderer.feed(&op.bytes(), &mut out);
                 emulator.feed(&op.bytes());
+                if frame {
+                    replaced.push(before..emulator.history_len());
+                }
             }
             let window = renderer.rows.screen(&renderer.line.text);
             proptest::prop_assert!(window.len() <= usize::from(rows), "{:?}", window);
@@ -2421,7 +2455,13 @@ mod tests {
             );
             let mut ours = out.lines.clone();
             ours.extend(window);
-            let mut theirs = emulator.history();
+            let mut theirs: Vec<String> = emulator
+                .history()
+                .into_iter()
+                .enumerate()
+                .filter(|(n, _)| !replaced.iter().any(|r: &std::ops::Range<usize>| r.contains(n)))
+                .map(|(_, line)| line)
+                .collect();
             theirs.extend((0..rows).map(|row| emulator.row_text(row)));
             let (ours, theirs) = (nonblank(&ours), nonblank(&theirs));
             if !fixed {
@@ -2460,6 +2500,7 @@ mod tests {
             let mut unjoined = false;
             let mut resized = false;
             let mut edited_wrapped = false;
+            let mut replaced = Vec::new();
             for op in &ops {
                 let line = &renderer.line;
                 match op {
@@ -2499,8 +2540,14 @@ mod tests {
                     break;
                 }
                 let bytes = op.bytes(line, rows);
+                // A clear over a frame replaces it (see the test above).
+                let frame = matches!(op, WrapOp::EraseScreen) && renderer.rows.frame();
+                let before = emulator.history_len();
                 renderer.feed(&bytes, &mut out);
                 emulator.feed(&bytes);
+                if frame {
+                    replaced.push(before..emulator.history_len());
+                }
                 if matches!(op, WrapOp::LineFeed) {
                     emulator.feed(b"\r");
                 }
@@ -2546,7 +2593,7 @@ mod tests {
                     })
                     .map(|(text, _, _)| crate::term::rows::visible(&text).into_owned()),
             );
-            let (ours, theirs) = (nonblank(&ours), nonblank(&emulator.joined_lines(&cuts)));
+            let (ours, theirs) = (nonblank(&ours), nonblank(&emulator.joined_lines(&cuts, &replaced)));
             // A resize reflows the emulator's history, and the cuts counted in it move.
             if rests || unjoined || (resized && (!cuts.is_empty() || edited_wrapped)) {
                 // See above.

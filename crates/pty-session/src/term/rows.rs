@@ -166,6 +166,9 @@ pub(crate) struct Rows {
     region: bool,
     /// The cursor saved by DECSC: its screen row and column.
     saved: Option<(usize, usize)>,
+    /// The window was cleared (ED 2) and no row has left its top since: what it shows is
+    /// a frame, which the next clear replaces ([`clear`](Self::clear)).
+    frame: bool,
     /// How many wrapped rows left the window's top in part, for tests.
     #[cfg(test)]
     pub(crate) rests: usize,
@@ -199,6 +202,7 @@ impl Rows {
             window: usize::from(window.max(1)),
             region: false,
             saved: None,
+            frame: false,
             #[cfg(test)]
             rests: 0,
         }
@@ -256,6 +260,8 @@ impl Rows {
         if excess == 0 {
             return;
         }
+        // A row leaves the top: what the window shows scrolls, and is no frame.
+        self.frame &= self.at == 0;
         while excess > 0 && self.at > 0 {
             let mut row = self.rows.pop_front().expect("a row above the cursor");
             let taken = height(row.extent(), self.cols);
@@ -430,18 +436,28 @@ impl Rows {
     /// stays on its screen row, now blank. The cursor's row, `cursor` shown on cell `col`,
     /// comes back empty and one screen row high, a line first if it held text not yet
     /// delivered; the cursor's column in it is then [`screen_col`](Self::screen_col).
+    ///
+    /// Except where the window shows a frame: drawn since the last clear with nothing
+    /// scrolled off the top (a loop that clears and redraws the main screen, `ESC[H
+    /// ESC[2J` each frame). Its rows not yet read are replaced, as a person sees them
+    /// replaced, and become no lines: a reader gets the frame as it stands, one a read,
+    /// as from `top`'s repaints in place.
     pub(crate) fn clear(&mut self, mut cursor: Row, col: usize, out: &mut Rendered) -> Row {
         let screen_row = self.screen_row(col);
-        let below: Vec<Row> = self.rows.drain(self.at..).collect();
-        for row in self.rows.drain(..) {
-            row.leave(out);
+        if !self.frame {
+            let below: Vec<Row> = self.rows.drain(self.at..).collect();
+            for row in self.rows.drain(..) {
+                row.leave(out);
+            }
+            if !cursor.text.is_empty() {
+                cursor.deliver(out);
+            }
+            for row in below {
+                row.leave(out);
+            }
         }
-        if !cursor.text.is_empty() {
-            cursor.deliver(out);
-        }
-        for row in below {
-            row.leave(out);
-        }
+        self.rows.clear();
+        self.frame = true;
         self.at = 0;
         self.height = 0;
         self.gap = screen_row.min(self.window - 1);
@@ -486,6 +502,11 @@ pub(crate) enum Move {
 
 #[cfg(test)]
 impl Rows {
+    /// Whether the window shows a frame, which the next clear replaces.
+    pub(crate) fn frame(&self) -> bool {
+        self.frame
+    }
+
     /// The window as screen rows, top first, with the cursor's row (`cursor`) in its
     /// place: blank rows for the gap, and for each row its text.
     pub(crate) fn screen(&self, cursor: &[u8]) -> Vec<String> {

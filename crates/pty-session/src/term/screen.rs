@@ -314,16 +314,24 @@ impl Emulator {
     /// counted (from the oldest) in `cuts` end a line whatever their wrap mark says: a
     /// clear of the screen scrolls the window into the history only down to its last row
     /// with text, so that a wrap mark above blank rows joins the history to what comes
-    /// after the clear.
-    pub(crate) fn joined_lines(&self, cuts: &[usize]) -> Vec<String> {
+    /// after the clear. The rows counted in `skip` are left out (a frame the renderer
+    /// replaced unread).
+    pub(crate) fn joined_lines(
+        &self,
+        cuts: &[usize],
+        skip: &[std::ops::Range<usize>],
+    ) -> Vec<String> {
         let grid = self.term.grid();
         let kept = grid.history_size() as i32;
         let mut lines = Vec::new();
         let mut line = String::new();
         for index in -kept..i32::from(self.rows) {
             let row = &grid[Line(index)];
-            self.push_text(Line(index), &mut line);
             let oldest = usize::try_from(index + kept).expect("from the oldest row on");
+            if skip.iter().any(|range| range.contains(&oldest)) {
+                continue;
+            }
+            self.push_text(Line(index), &mut line);
             if cuts.contains(&oldest)
                 || !row[Column(grid.columns() - 1)]
                     .flags

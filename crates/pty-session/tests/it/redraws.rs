@@ -155,6 +155,33 @@ async fn top_on_the_main_screen_reads_as_one_frame_per_reply() {
     pty.shutdown().await;
 }
 
+/// A loop that clears the main screen and draws each frame from the top-left corner
+/// (`ESC[H ESC[2J`): a frame nobody read when the next clear comes is replaced, as on the
+/// screen, so a reply holds the last frame once; what came before the first clear stays.
+#[tokio::test]
+async fn a_loop_that_clears_the_main_screen_reads_as_one_frame_per_reply() {
+    let (pty, owner) = service();
+    let script = "echo before; i=0; while [ $i -lt 10 ]; do i=$((i+1)); \
+        printf \"\\033[H\\033[2Jframe %s\\r\\nrow two\\r\\n\" $i; sleep 0.05; done";
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new(format!("sh -c '{script}'")).timeout(Duration::from_millis(15_000)),
+    )
+    .await;
+    let text = &opened.initial_output.text;
+    assert_eq!(opened.settled_by, pty_session::SettleReason::Exit, "{text}");
+    assert_eq!(text.matches("before").count(), 1, "{text}");
+    assert_eq!(
+        text.matches("frame ").count(),
+        1,
+        "a copy per frame:\n{text}"
+    );
+    assert!(text.contains("frame 10\n"), "{text}");
+    assert_eq!(text.matches("row two").count(), 1, "{text}");
+    pty.shutdown().await;
+}
+
 #[tokio::test]
 async fn watch_reads_as_one_frame_per_reply() {
     watch_reads_as_one_frame(None).await;

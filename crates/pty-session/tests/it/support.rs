@@ -140,6 +140,16 @@ impl TempDir {
         TempDir::under(std::env::temp_dir(), name)
     }
 
+    /// A fresh empty directory under the system temp dir with a short path: `prefix` and
+    /// six characters (a gpg-agent's socket path must fit in a `sockaddr_un`).
+    pub fn short(prefix: &str) -> TempDir {
+        let dir = tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir()
+            .expect("create temp dir");
+        TempDir(dir.path().to_owned(), dir)
+    }
+
     /// A fresh empty directory under `base` (one a sandbox sees: not under `/tmp`, which
     /// is a sandbox's own).
     pub fn under(base: impl AsRef<std::path::Path>, name: &str) -> TempDir {

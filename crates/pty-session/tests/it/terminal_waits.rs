@@ -396,6 +396,191 @@ async fn mc_settles_by_input_after_each_key() {
     pty.shutdown().await;
 }
 
+/// A command typed on mc's command line runs in mc's subshell, on the subshell's own
+/// terminal: the call waits for it, and ends once the subshell waits at its prompt again,
+/// not while the command runs.
+#[tokio::test]
+async fn a_command_in_mcs_subshell_is_waited_for() {
+    require("mc");
+    let home = TempDir::new("mc-sub");
+    let (pty, owner) = service();
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new("mc")
+            .env("TERM", "xterm-256color")
+            .env("HOME", home.0.to_str().unwrap())
+            .env("SHELL", "/bin/bash")
+            .cwd(home.0.clone())
+            .timeout(Duration::from_millis(20_000)),
+    )
+    .await;
+    assert_eq!(
+        opened.settled_by,
+        SettleReason::Input,
+        "{}",
+        opened_shows(&opened)
+    );
+    let id = &opened.session_id;
+    let (sent, took) = timed_send(
+        &pty,
+        &owner,
+        id,
+        SendRequest::new("sleep 1.5; echo slow > f").timeout(Duration::from_millis(20_000)),
+    )
+    .await;
+    let written = std::fs::read_to_string(home.0.join("f")).unwrap_or_default();
+    assert_eq!(written, "slow\n", "{took:?}: {}", sent_shows(&sent));
+    assert_eq!(
+        sent.settled_by,
+        SettleReason::Input,
+        "{}",
+        sent_shows(&sent)
+    );
+    assert!(took >= Duration::from_millis(1_400), "{took:?}");
+    pty.shutdown().await;
+}
+
+/// gpg asks for a passphrase through gpg-agent's pinentry-curses: gpg waits on the
+/// agent's socket, and the pinentry (the agent's child, setsid and double-forked away,
+/// under the session's shim) draws its dialog and waits on the terminal, polling it
+/// every 70 ms. Each dialog ends the call within a moment, not at the timeout, and the
+/// passphrases typed into them encrypt the file.
+#[tokio::test]
+async fn a_pinentry_dialog_outside_the_foreground_group_ends_the_wait() {
+    require("gpg");
+    require("pinentry-curses");
+    // gpg-agent's socket path must be short.
+    let home = TempDir::short("ptyg");
+    let gnupg = home.0.join("g");
+    std::fs::create_dir_all(&gnupg).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&gnupg, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    std::fs::write(
+        gnupg.join("gpg-agent.conf"),
+        "pinentry-program /usr/bin/pinentry-curses\n",
+    )
+    .unwrap();
+    std::fs::write(home.0.join("plain"), "attack at dawn\n").unwrap();
+    let (pty, owner) = service();
+    let start = Instant::now();
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new(
+            "sh -c 'GPG_TTY=$(tty) exec gpg --pinentry-mode ask --symmetric --output crypt plain'",
+        )
+        .cwd(home.0.to_str().unwrap())
+        .env("GNUPGHOME", gnupg.to_str().unwrap())
+        .timeout(Duration::from_millis(20_000)),
+    )
+    .await;
+    let took = start.elapsed();
+    let id = &opened.session_id;
+    let screen = pty.screen(&owner, id).unwrap().text();
+    assert_ne!(opened.settled_by, SettleReason::Timeout, "{screen}");
+    assert!(took < Duration::from_secs(8), "{took:?}: {screen}");
+    assert!(
+        screen.contains("Passphrase:"),
+        "{}: {screen}",
+        opened_shows(&opened)
+    );
+    // The passphrase, then its repetition: each dialog ends its call.
+    for _ in 0..2 {
+        let (sent, took) = timed_send(
+            &pty,
+            &owner,
+            id,
+            SendRequest::new("s3cret-phrase").timeout(Duration::from_millis(20_000)),
+        )
+        .await;
+        let screen = pty.screen(&owner, id).unwrap().text();
+        assert_ne!(sent.settled_by, SettleReason::Timeout, "{screen}");
+        assert!(took < Duration::from_secs(8), "{took:?}: {screen}");
+        if sent.status != Status::Running {
+            break;
+        }
+    }
+    eventually("gpg to write the file", Duration::from_secs(20), || {
+        std::fs::metadata(home.0.join("crypt")).is_ok_and(|m| m.len() > 0)
+    })
+    .await;
+    pty.shutdown().await;
+    // The agent went with the session's tree.
+    let agent_of_this_home = || {
+        std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+            std::fs::read(entry.path().join("cmdline")).is_ok_and(|cmdline| {
+                String::from_utf8_lossy(&cmdline).contains(gnupg.to_str().unwrap())
+            })
+        })
+    };
+    eventually("gpg-agent to be gone", Duration::from_secs(10), || {
+        !agent_of_this_home()
+    })
+    .await;
+}
+
+/// `watch -n 0.5 date` sleeps between frames (clock_nanosleep) and never reads the
+/// terminal: on its full screen, one cycle seen (a sleep over and the next begun) is the
+/// screen settled, at open and after a key it leaves unread, not the whole timeout. The
+/// same loop printing lines on the main screen is work.
+#[tokio::test]
+async fn a_full_screen_sleep_loop_settles_by_input_after_a_cycle() {
+    require("watch");
+    let (pty, owner) = service();
+    let start = Instant::now();
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new("watch -n 0.5 date").timeout(Duration::from_millis(20_000)),
+    )
+    .await;
+    let took = start.elapsed();
+    assert_eq!(
+        opened.settled_by,
+        SettleReason::Input,
+        "{}",
+        opened_shows(&opened)
+    );
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    let screen = pty.screen(&owner, &opened.session_id).unwrap().text();
+    assert!(screen.contains("Every 0.5s"), "{screen}");
+    // watch reads no key: the key stays unread, and a cycle later the call ends.
+    for _ in 0..2 {
+        let (sent, took) = timed_send(
+            &pty,
+            &owner,
+            &opened.session_id,
+            SendRequest::new("x").timeout(Duration::from_millis(20_000)),
+        )
+        .await;
+        assert_eq!(
+            sent.settled_by,
+            SettleReason::Input,
+            "{}",
+            sent_shows(&sent)
+        );
+        assert!(took < Duration::from_secs(5), "{took:?}");
+    }
+    // The same loop on the main screen prints lines: it works until the timeout.
+    let opened = open(
+        &pty,
+        &owner,
+        OpenRequest::new("sh -c 'while :; do date; sleep 0.5; done'")
+            .timeout(Duration::from_millis(2_000)),
+    )
+    .await;
+    assert_eq!(
+        opened.settled_by,
+        SettleReason::Timeout,
+        "{}",
+        opened_shows(&opened)
+    );
+    pty.shutdown().await;
+}
+
 /// `top -d 0.5` repaints every half second and waits for a key between frames, on the
 /// terminal with a timer: once one frame came after such a wait, it waits for input, at
 /// open and after a key, not the whole timeout.
