@@ -65,6 +65,10 @@ pub struct Config {
     /// secrets live (token files, recordings, credentials). Paths that do not exist when
     /// a session opens are left out, and a session cannot be opened inside one.
     pub sandbox_hidden: Vec<PathBuf>,
+    /// Whether an interactive bash, zsh or fish session gets our hooks, which report each
+    /// command's exit status and the shell's directory (default true); an open may say
+    /// otherwise ([`OpenRequest::shell_integration`](crate::OpenRequest::shell_integration)).
+    pub shell_integration: bool,
 }
 
 impl Default for Config {
@@ -88,6 +92,7 @@ impl Default for Config {
             sandbox_writable: Vec::new(),
             sandbox_network: false,
             sandbox_hidden: Vec::new(),
+            shell_integration: true,
         }
     }
 }
