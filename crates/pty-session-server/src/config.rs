@@ -648,7 +648,7 @@ mod tests {
         check_error(
             "tailLine = 5",
             expect![
-                "key `tailLine`: unknown field `tailLine`, expected one of `backendType`, `tailLines`, `tailBytes`, `scrollbackLines`, `scrollbackBytes`, `maxSessionsPerOwner`, `maxSessions`, `maxRequestBytes`, `maxExitedPerOwner`, `defaultEnv`, `recordDir`, `recordInput`, `recordMaxBytes`, `sandbox`, `sandboxWritable`, `sandboxNetwork`, `sandboxHidden`, `ownerIdleTimeoutSecs`, `maxConnections`, `maxConnectionsPerToken`, `maxStreamsPerToken`, `httpIdleTimeoutSecs`, `httpBodyTimeoutSecs`, `maxMcpSessionsPerToken`, `mcpSessionIdleSecs`, `persist`, `persistIdleSecs`, `persistExitSecs`"
+                "key `tailLine`: unknown field `tailLine`, expected one of `backendType`, `tailLines`, `tailBytes`, `scrollbackLines`, `scrollbackBytes`, `maxSessionsPerOwner`, `maxSessions`, `maxRequestBytes`, `maxExitedPerOwner`, `defaultEnv`, `recordDir`, `recordInput`, `recordMaxBytes`, `sandbox`, `sandboxWritable`, `sandboxNetwork`, `sandboxHidden`, `shellIntegration`, `ownerIdleTimeoutSecs`, `maxConnections`, `maxConnectionsPerToken`, `maxStreamsPerToken`, `httpIdleTimeoutSecs`, `httpBodyTimeoutSecs`, `maxMcpSessionsPerToken`, `mcpSessionIdleSecs`, `persist`, `persistIdleSecs`, `persistExitSecs`"
             ],
         );
         check_error(
