@@ -253,3 +253,42 @@ async fn a_remote_shell_that_sends_its_own_marks_is_read() {
     assert!(sent.delta.text.contains("ran\n"));
     pty.shutdown().await;
 }
+
+/// zsh and fish keep the user's prompt, hooks and aliases: each rc sets a prompt, a hook
+/// run before each prompt and an alias, and the variable the hooks were handed is gone.
+#[tokio::test]
+async fn zsh_and_fish_keep_the_users_prompt_hooks_and_aliases() {
+    let zshrc = "PS1='z> '\nprecmd() { echo from-precmd }\nalias hi='echo aliased'\n";
+    let fish = "function fish_prompt; printf 'f> '; end\nset -g fish_greeting\n\
+                function hook --on-event fish_prompt; echo from-precmd; end\n\
+                alias hi='echo aliased'\n";
+    for (command, file, text, prompt) in [
+        ("zsh", ".zshrc", zshrc, "z> "),
+        ("fish", "fish/config.fish", fish, "f> "),
+    ] {
+        require(command);
+        let (pty, owner) = service();
+        let home = TempDir::new(&format!("{command}-rc"));
+        let request = shell(command, &home, &[(file, text)]);
+        let opened = open_shell(&pty, &owner, request, prompt).await;
+        assert!(
+            opened.initial_output.text.contains("from-precmd"),
+            "{command}: {opened:?}"
+        );
+        let id = &opened.session_id;
+        let sent = send(&pty, &owner, id, "hi").await;
+        assert!(sent.delta.text.contains("aliased\n"), "{command}: {sent:?}");
+        // (zsh pads a line a hook printed before its prompt: PROMPT_SP.)
+        let hooked = sent
+            .delta
+            .text
+            .lines()
+            .any(|l| l.trim_end() == "from-precmd");
+        assert!(hooked, "{command}: {sent:?}");
+        assert_eq!(results(&sent.commands), [("hi", Some(0))], "{command}");
+        let sent = send(&pty, &owner, id, "env | grep -c PTY_SESSION_").await;
+        assert!(sent.delta.text.contains("\n0\n"), "{command}: {sent:?}");
+        assert_eq!(sent.pending, prompt, "{command}");
+        pty.shutdown().await;
+    }
+}
