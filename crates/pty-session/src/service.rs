@@ -42,9 +42,10 @@ struct Shared {
     registry: Mutex<Registry<Arc<Session>>>,
     /// Forks the shims; its process goes when the service does.
     spawner: SpawnerHandle,
-    /// The files of the shells' hooks, written at the first open that needs them;
-    /// `None` inside if they could not be written (shells then go without).
-    scripts: std::sync::OnceLock<Option<crate::shell::Scripts>>,
+    /// The files of the shells' hooks, written at the first open that needs them, and
+    /// again if they are gone (a cleaner of the temp directory). Short critical sections
+    /// only: no `.await` while it is held.
+    scripts: Mutex<Option<Arc<crate::shell::Scripts>>>,
 }
 
 /// The service's sessions are the registry's entries.
@@ -174,7 +175,7 @@ impl PtyService {
                 input_wait: crate::procfs::input_wait_supported(),
                 registry: Mutex::new(Registry::new(limits)),
                 spawner: SpawnerHandle::default(),
-                scripts: std::sync::OnceLock::new(),
+                scripts: Mutex::new(None),
             }),
         })
     }
@@ -576,14 +577,19 @@ impl PtyService {
         if !on || sandboxed || !["shell", "exec"].contains(&config.backend_type.as_str()) {
             return None;
         }
-        let scripts = self.shared.scripts.get_or_init(|| {
-            crate::shell::Scripts::write()
-                .inspect_err(|err| {
-                    tracing::warn!("shells go without hooks: cannot write their files: {err}")
-                })
-                .ok()
-        });
-        crate::shell::hooks(&request.command, env, scripts.as_ref()?)
+        let scripts = {
+            let mut scripts = (self.shared.scripts.lock()).unwrap_or_else(|p| p.into_inner());
+            if !scripts.as_ref().is_some_and(|s| s.present()) {
+                *scripts = crate::shell::Scripts::write()
+                    .inspect_err(|err| {
+                        tracing::warn!("shells go without hooks: cannot write their files: {err}")
+                    })
+                    .ok()
+                    .map(Arc::new);
+            }
+            scripts.clone()?
+        };
+        crate::shell::hooks(&request.command, env, &scripts)
     }
 
     /// The sandbox policy of `request`, once the kernel is known to enforce it; `None`

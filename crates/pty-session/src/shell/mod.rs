@@ -204,6 +204,14 @@ impl Scripts {
     }
 }
 
+impl Scripts {
+    /// Whether the files are still there (a cleaner of the temp directory may have
+    /// removed them from a long-lived service).
+    pub(crate) fn present(&self) -> bool {
+        self.dir.join("zsh/.zlogin").is_file()
+    }
+}
+
 impl Drop for Scripts {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
@@ -247,6 +255,23 @@ mod tests {
         );
         check("$SHELL", Some((Shell::Zsh, &["/usr/bin/zsh"], false)));
         check("${SHELL} -l", Some((Shell::Zsh, &["/usr/bin/zsh"], true)));
+    }
+
+    #[test]
+    fn the_files_are_private_and_go_with_the_service() {
+        use std::os::unix::fs::PermissionsExt;
+        let scripts = Scripts::write().unwrap();
+        let dir = scripts.dir.clone();
+        assert!(scripts.present());
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        std::fs::remove_file(dir.join("zsh/.zlogin")).unwrap();
+        assert!(
+            !scripts.present(),
+            "a file gone is seen, to write them again"
+        );
+        drop(scripts);
+        assert!(!dir.exists());
     }
 
     #[test]
