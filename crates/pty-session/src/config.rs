@@ -71,6 +71,10 @@ pub struct Config {
     /// program that links this same version of the library will do, a dedicated one
     /// being a `main` that calls [`spawner_main`](crate::spawner_main).
     pub spawner: Option<PathBuf>,
+    /// Whether an interactive bash, zsh or fish session gets our hooks, which report each
+    /// command's exit status and the shell's directory (default true); an open may say
+    /// otherwise ([`OpenRequest::shell_integration`](crate::OpenRequest::shell_integration)).
+    pub shell_integration: bool,
 }
 
 impl Default for Config {
@@ -95,6 +99,7 @@ impl Default for Config {
             sandbox_network: false,
             sandbox_hidden: Vec::new(),
             spawner: None,
+            shell_integration: true,
         }
     }
 }

@@ -288,6 +288,9 @@ pub struct OpenRequest {
     pub(crate) settle: SettleOptions,
     /// The sandbox; `None` takes [`Config::sandbox`](crate::Config::sandbox).
     pub(crate) sandbox: Option<crate::Sandbox>,
+    /// Shell integration; `None` takes
+    /// [`Config::shell_integration`](crate::Config::shell_integration).
+    pub(crate) shell_integration: Option<bool>,
 }
 
 impl OpenRequest {
@@ -310,7 +313,17 @@ impl OpenRequest {
             max_bytes: None,
             settle: SettleOptions::default(),
             sandbox: None,
+            shell_integration: None,
         }
+    }
+
+    /// Whether an interactive bash, zsh or fish gets our hooks, which report each
+    /// command's exit status and the shell's directory (default:
+    /// [`Config::shell_integration`](crate::Config::shell_integration), itself true by
+    /// default). Marks a program sends itself are read either way.
+    pub fn shell_integration(mut self, on: bool) -> OpenRequest {
+        self.shell_integration = Some(on);
+        self
     }
 
     /// Runs the session in `sandbox` (default: [`Config::sandbox`](crate::Config::sandbox),
@@ -643,6 +656,9 @@ pub struct Opened {
     pub screen: Option<crate::Screen>,
     /// The sandbox the session runs in.
     pub sandbox: crate::Sandbox,
+    /// The shell commands that finished before the reply, oldest first (see
+    /// [`ShellCommand`](crate::ShellCommand)).
+    pub commands: Vec<crate::ShellCommand>,
 }
 
 /// The reply to [`PtyService::send`](crate::PtyService::send).
@@ -664,6 +680,10 @@ pub struct Sent {
     pub alt_screen: bool,
     /// The screen, while a full-screen program has the alternate screen on.
     pub screen: Option<crate::Screen>,
+    /// The shell commands that finished since the last read, oldest first, delivered
+    /// with the read cursor: empty, and kept for a later read, when the request did not
+    /// [`read`](SendRequest::read).
+    pub commands: Vec<crate::ShellCommand>,
 }
 
 /// The reply to [`PtyService::tail`](crate::PtyService::tail).
@@ -684,6 +704,9 @@ pub struct Tail {
     pub alt_screen: bool,
     /// What ended the wait, when the tail was asked to wait.
     pub settled_by: Option<SettleReason>,
+    /// The shell commands that finished since the last read, oldest first; a re-read
+    /// ([`TailRequest::from`]) leaves them for the next read.
+    pub commands: Vec<crate::ShellCommand>,
 }
 
 /// One of an owner's sessions, as [`PtyService::list`](crate::PtyService::list) shows it.
@@ -698,8 +721,11 @@ pub struct SessionInfo {
     pub pid: u32,
     /// Whether it still runs, or how it ended.
     pub status: Status,
-    /// The working directory it started in.
+    /// The shell's working directory as it last said (shell sessions), otherwise the
+    /// one it started in.
     pub cwd: PathBuf,
+    /// The exit status of the last shell command that finished (shell sessions).
+    pub last_exit_code: Option<i32>,
     /// When it was opened.
     pub started_at: std::time::SystemTime,
     /// Completed lines after the read cursor.
@@ -744,6 +770,9 @@ pub mod limits {
     pub const DEFAULT_BYTES: u64 = 32 * 1024;
     /// The smallest size cap of a recording ([`Config::record_max_bytes`](crate::Config)).
     pub const MIN_RECORD_BYTES: u64 = 4096;
+    /// The most finished shell commands a session keeps for its next read; past it the
+    /// oldest are dropped.
+    pub const MAX_COMMANDS_KEPT: usize = 1000;
 }
 
 /// Checks a reply's budget of bytes (`maxBytes` of tail, open and send).

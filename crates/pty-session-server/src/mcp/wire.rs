@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use pty_session::{
     Error, OpenRequest, Opened, Output, Rest, Sandbox, Screen, SendRequest, Sent, SessionInfo,
-    Settle, SettleReason, Status, Tail, TailRequest, limits,
+    Settle, SettleReason, ShellCommand, Status, Tail, TailRequest, limits,
 };
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -211,6 +211,9 @@ pub struct OpenArgs {
     /// (write nothing); default from the server's config, itself "none".
     #[schemars(extend("enum" = Sandbox::ALL.map(Sandbox::as_str)))]
     pub sandbox: Option<String>,
+    /// Report each command's exit status in an interactive bash, zsh or fish (default
+    /// true; the server's config may turn it off).
+    pub shell_integration: Option<bool>,
 }
 }
 
@@ -341,6 +344,9 @@ impl OpenArgs {
         if let Some(sandbox) = self.sandbox {
             request = request.sandbox(pty_session::Sandbox::parse("sandbox", &sandbox)?);
         }
+        if let Some(on) = self.shell_integration {
+            request = request.shell_integration(on);
+        }
         if let Some(cwd) = self.cwd {
             request = request.cwd(cwd);
         }
@@ -434,6 +440,32 @@ impl From<Status> for ExitFields {
     }
 }
 
+/// A shell command that finished, in `commands`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandResult {
+    /// The command line as the shell read it.
+    pub command: String,
+    /// Its exit status (absent if the shell did not say).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// How long it ran.
+    pub duration_ms: u64,
+}
+
+impl CommandResult {
+    fn all(commands: Vec<ShellCommand>) -> Vec<CommandResult> {
+        commands
+            .into_iter()
+            .map(|c| CommandResult {
+                command: c.command,
+                exit_code: c.exit_code,
+                duration_ms: u64::try_from(c.duration.as_millis()).unwrap_or(u64::MAX),
+            })
+            .collect()
+    }
+}
+
 /// The result of `pty_open`.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -469,6 +501,10 @@ pub struct OpenResult {
     /// While altScreen: the cursor.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cursor: Option<CursorPosition>,
+    /// Shell sessions: the commands that finished since the last read, oldest first;
+    /// absent if none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandResult>,
     /// Left-out lines the scrollback still holds (for the text block's hint).
     #[serde(skip)]
     pub rest: Option<Rest>,
@@ -491,6 +527,7 @@ impl OpenResult {
             screen: opened.screen.as_ref().map(Screen::text),
             cursor: opened.screen.as_ref().map(CursorPosition::of),
             rest: opened.initial_output.rest,
+            commands: CommandResult::all(opened.commands),
         }
     }
 }
@@ -527,6 +564,10 @@ pub struct SendResult {
     /// While altScreen: the cursor.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cursor: Option<CursorPosition>,
+    /// Shell sessions: the commands that finished since the last read, oldest first;
+    /// absent if none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandResult>,
     /// Left-out lines the scrollback still holds (for the text block's hint).
     #[serde(skip)]
     pub rest: Option<Rest>,
@@ -547,6 +588,7 @@ impl SendResult {
             screen: sent.screen.as_ref().map(Screen::text),
             cursor: sent.screen.as_ref().map(CursorPosition::of),
             rest: sent.delta.rest,
+            commands: CommandResult::all(sent.commands),
         }
     }
 }
@@ -591,6 +633,10 @@ pub struct TailResult {
     /// Whether this was a re-read with `from` (for the text block).
     #[serde(skip)]
     pub reread: bool,
+    /// Shell sessions: the commands that finished since the last read, oldest first;
+    /// absent if none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandResult>,
     /// Left-out lines the scrollback still holds (for the text block's hint).
     #[serde(skip)]
     pub rest: Option<Rest>,
@@ -624,6 +670,7 @@ impl TailResult {
             first_line,
             reread,
             rest,
+            commands: CommandResult::all(tail.commands),
         }
     }
 }
@@ -708,8 +755,11 @@ pub struct ListedSession {
     pub status: &'static str,
     #[serde(flatten)]
     pub exit: ExitFields,
-    /// Its working directory.
+    /// Its working directory (a shell's current one, where it reports it).
     pub cwd: String,
+    /// Shell sessions: the exit status of the last command that finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_exit_code: Option<i32>,
     /// When it was opened (RFC 3339, UTC).
     pub started_at: String,
     /// Lines not yet delivered.
@@ -733,6 +783,7 @@ impl ListedSession {
             status: info.status.as_str(),
             exit: info.status.into(),
             cwd: info.cwd.to_string_lossy().into_owned(),
+            last_exit_code: info.last_exit_code,
             started_at: started_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             unread_lines: info.unread_lines,
             pending: info.pending,
