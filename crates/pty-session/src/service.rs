@@ -563,8 +563,9 @@ impl PtyService {
 
     /// How to start `request`'s command with the shells' hooks, if it is a shell that
     /// gets them: integration on (the request's say, else the config's), one of the
-    /// built-in backends (another backend's argv is its own business), and no sandbox
-    /// (a sandbox has a temp directory of its own, where the hooks' files are not).
+    /// built-in backends (another backend's argv is its own business), and, in a sandbox,
+    /// hooks' files the sandbox sees (not in the temp directory, which a sandbox has of
+    /// its own).
     fn hooks(
         &self,
         request: &OpenRequest,
@@ -575,7 +576,7 @@ impl PtyService {
         let on = request
             .shell_integration
             .unwrap_or(config.shell_integration);
-        if !on || sandboxed || !["shell", "exec"].contains(&config.backend_type.as_str()) {
+        if !on || !["shell", "exec"].contains(&config.backend_type.as_str()) {
             return None;
         }
         let scripts = {
@@ -590,6 +591,9 @@ impl PtyService {
             }
             scripts.clone()?
         };
+        if sandboxed && !scripts.seen_in_sandboxes() {
+            return None;
+        }
         crate::shell::hooks(&request.command, env, &scripts)
     }
 

@@ -164,9 +164,12 @@ fn fresh_key() -> Option<String> {
     )
 }
 
-/// The hooks' files, in a directory of the service's own (mode 0700 in the temp
-/// directory, a fresh name made with `mkdir`, so no one else's files can stand in for
-/// them), removed when the service goes.
+/// The hooks' files, in a directory of the service's own (mode 0700, a fresh name made
+/// with `mkdir`, so no one else's files can stand in for them), removed when the service
+/// goes. It is made in `/var/tmp` where that can be written, and only then in the temp
+/// directory: a sandbox has a `/tmp` (and `/run`, `/dev`) of its own, where files of the
+/// service's are not, but sees the rest of the file system read-only, so hooks kept in
+/// `/var/tmp` reach sandboxed shells too.
 #[derive(Debug)]
 pub(crate) struct Scripts {
     dir: PathBuf,
@@ -178,8 +181,16 @@ impl Scripts {
         let mut random = [0u8; 8];
         getrandom::fill(&mut random).map_err(std::io::Error::other)?;
         let name: String = random.iter().map(|b| format!("{b:02x}")).collect();
-        let dir = std::env::temp_dir().join(format!("pty-session-shell-{name}"));
-        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        let dir_name = format!("pty-session-shell-{name}");
+        let var_tmp = Path::new("/var/tmp").join(&dir_name);
+        let dir = match std::fs::DirBuilder::new().mode(0o700).create(&var_tmp) {
+            Ok(()) => var_tmp,
+            Err(_) => {
+                let dir = std::env::temp_dir().join(&dir_name);
+                std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+                dir
+            }
+        };
         let scripts = Scripts { dir };
         std::fs::DirBuilder::new()
             .mode(0o700)
@@ -209,6 +220,14 @@ impl Scripts {
     /// removed them from a long-lived service).
     pub(crate) fn present(&self) -> bool {
         self.dir.join("zsh/.zlogin").is_file()
+    }
+
+    /// Whether a sandboxed session sees the files: they are outside the places a
+    /// sandbox has of its own.
+    pub(crate) fn seen_in_sandboxes(&self) -> bool {
+        !["/tmp", "/run", "/dev"]
+            .iter()
+            .any(|own| self.dir.starts_with(own))
     }
 }
 

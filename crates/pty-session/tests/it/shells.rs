@@ -121,6 +121,28 @@ async fn bash_reports_exit_statuses() {
 }
 
 #[tokio::test]
+async fn a_sandboxed_bash_reports_exit_statuses_too() {
+    require("bash");
+    let (pty, owner) = service();
+    // A home the sandbox sees: not under `/tmp`, which is the sandbox's own.
+    let home = TempDir::under(env!("CARGO_TARGET_TMPDIR"), "sandboxed-shell");
+    let request = shell("bash", &home, &[(".bashrc", "PS1='$ '\n")])
+        .sandbox(pty_session::Sandbox::Workspace)
+        .cwd(&home.0);
+    let opened = open_shell(&pty, &owner, request, "$ ").await;
+    let id = &opened.session_id;
+    let sent = send(&pty, &owner, id, "false").await;
+    assert_eq!(sent.settled_by, SettleReason::Prompt, "{sent:?}");
+    assert_eq!(results(&sent.commands), [("false", Some(1))]);
+    let sent = send(&pty, &owner, id, "touch made && test -f made").await;
+    assert_eq!(
+        results(&sent.commands),
+        [("touch made && test -f made", Some(0))]
+    );
+    pty.shutdown().await;
+}
+
+#[tokio::test]
 async fn zsh_reports_exit_statuses() {
     exit_statuses("zsh", &[(".zshrc", "PS1='%% '\n")], "% ").await;
 }
