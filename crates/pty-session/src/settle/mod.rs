@@ -104,8 +104,12 @@ pub(crate) struct Baseline {
     prompt_after_line: bool,
     /// What the send typed, whose echo `until` does not see.
     echo: Echo,
-    /// The shell's prompts drawn by then ([`crate::shell`]): one more is the shell back.
+    /// The shell's prompts drawn by then ([`crate::shell`]).
     prompts: u64,
+    /// How many more make the shell back: one a line the send typed (the shell draws its
+    /// prompt again after each line it reads, so the prompt after the first of two lines
+    /// typed at once is not the end), at least one.
+    prompts_due: u64,
 }
 
 impl Baseline {
@@ -120,6 +124,7 @@ impl Baseline {
             prompt_after_line: false,
             echo: Echo::default(),
             prompts: state.shell.prompts,
+            prompts_due: 1,
         }
     }
 
@@ -140,12 +145,15 @@ impl Baseline {
             prompt_after_line: true,
             echo: Echo::default(),
             prompts: state.shell.prompts,
+            prompts_due: 1,
         }
     }
 
     /// `until` does not see the echo of `typed`, what the send writes (only where the
     /// plan has an `until`: no copy of the data is kept otherwise).
     pub(crate) fn typed(mut self, session: &Session, plan: &Plan, typed: &[u8]) -> Baseline {
+        let lines = typed.iter().filter(|&&b| b == b'\r' || b == b'\n').count();
+        self.prompts_due = u64::try_from(lines).unwrap_or(u64::MAX).max(1);
         if plan.until.is_some() {
             let state = session.state();
             self.echo = Echo::of(typed, state.lines_end(), &state.pending());
@@ -165,6 +173,7 @@ impl Baseline {
             prompt_after_line: false,
             echo: Echo::default(),
             prompts: state.shell.prompts,
+            prompts_due: 1,
         }
     }
 }
@@ -233,7 +242,7 @@ pub(crate) async fn settle(
                 exit: state.exit.map(|_| state.eof),
                 matched,
                 prompt,
-                shell_prompt: state.shell.prompts > base.prompts,
+                shell_prompt: state.shell.prompts >= base.prompts.saturating_add(base.prompts_due),
                 group: None,
                 last_write: None,
             }

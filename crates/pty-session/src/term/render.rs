@@ -2551,6 +2551,13 @@ mod tests {
                 if matches!(op, WrapOp::LineFeed) {
                     emulator.feed(b"\r");
                 }
+                // Another known difference, of the emulator's: resized with its cursor moved
+                // up from the bottom of what was drawn, it reflows fewer cells than were
+                // printed (4 columns, `a`s over three rows, the cursor up one row and to
+                // its start, resize to 5: the emulator keeps 10 of the renderer's 12, or
+                // drops a line below the cursor; tmux keeps them all, as the renderer
+                // does). Lines after such a resize are not compared.
+                edited_wrapped |= matches!(op, WrapOp::Up(_) | WrapOp::Goto(..));
                 if matches!(op, WrapOp::EraseScreen) && emulator.history_len() > 0 {
                     cuts.push(emulator.history_len() - 1);
                 }
