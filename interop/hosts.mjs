@@ -65,6 +65,15 @@ const checks = {
       check("opencode HTTP: mcp list says connected", /✓ pty-http\s+connected/.test(lineOf(listed, "pty-http")), listed);
       check("opencode control: a server that cannot start is failed", /failed/.test(lineOf(listed, "pty-broken")), listed);
       check("opencode HTTP: serve warned of nothing", !/WARN|ERROR/.test(server.stderr()), server.stderr());
+      // README's line as written: `--persist` must reach pty-session, not opencode.
+      await run(bin, ["mcp", "add", "pty-session", "--", "pty-session", "mcp", "--persist"]);
+      const config = JSON.parse(readFileSync(join(home, ".config/opencode/opencode.jsonc"), "utf8"));
+      const readme = config.mcp?.["pty-session"] ?? {};
+      check(
+        "opencode: README's line keeps --persist for pty-session",
+        readme.type === "local" && JSON.stringify(readme.command) === '["pty-session","mcp","--persist"]',
+        config,
+      );
     } finally {
       await server.stop();
     }
@@ -87,6 +96,15 @@ const checks = {
       check("qwen HTTP: mcp list says Connected", /- Connected/.test(lineOf(listed, "pty-http")), listed);
       check("qwen control: a server that cannot start is Disconnected", /Disconnected/.test(lineOf(listed, "pty-broken")), listed);
       check("qwen HTTP: serve warned of nothing", !/WARN|ERROR/.test(server.stderr()), server.stderr());
+      // README's line as written: `--persist` must reach pty-session, not qwen.
+      await qwen("mcp", "add", "pty-session", "pty-session", "mcp", "--persist");
+      const settings = JSON.parse(readFileSync(join(home, ".qwen/settings.json"), "utf8"));
+      const readme = settings.mcpServers?.["pty-session"] ?? {};
+      check(
+        "qwen: README's line keeps --persist for pty-session",
+        readme.command === "pty-session" && JSON.stringify(readme.args) === '["mcp","--persist"]',
+        settings,
+      );
     } finally {
       await server.stop();
     }
