@@ -81,11 +81,12 @@ pub enum Command {
                             negotiate older versions with Mcp-Session-Id.\n\n\
                             Every request needs `Authorization: Bearer <token>` (else 401); a \
                             request whose Origin is not loopback gets 403. Each token is one \
-                            owner: its sessions are invisible to other tokens. A client with an \
-                            MCP session is narrowed to that session, and DELETE of the session \
-                            closes its PTY sessions, as does --mcp-session-idle-secs without a \
-                            request. An owner without a call for --owner-idle-timeout-secs is \
-                            closed too.\n\n\
+                            owner, whatever protocol version its clients speak: its sessions are \
+                            invisible to other tokens. An MCP session (Mcp-Session-Id, older \
+                            protocols) is a connection, not an owner: DELETE of an MCP session, \
+                            or its expiry after --mcp-session-idle-secs without a request, closes \
+                            none of the token's sessions. An owner without a call for \
+                            --owner-idle-timeout-secs is disposed: its sessions are closed.\n\n\
                             With no token configured, one is generated and written to a file \
                             only you can read (its path is logged); binding a non-loopback \
                             address needs configured tokens."
@@ -107,8 +108,10 @@ pub enum Command {
                       with its status, age, unread lines and the prompt it waits at.\n\n\
                       Without options both are asked: the background server, and a `serve` \
                       on the default URL if one listens there. --url or --token-file ask \
-                      that `serve` alone, --persist the background server alone. Fails when \
-                      nothing runs, or when one that runs cannot be asked (a missing token)."
+                      that `serve` alone, --persist the background server alone. Another \
+                      program at the default URL (one that is not a `serve`) is named, and \
+                      the background server's sessions are still listed. Fails when nothing \
+                      runs, or when one that runs cannot be asked (a missing token)."
     )]
     Ls {
         #[command(flatten)]
@@ -172,4 +175,56 @@ pub struct ServeArgs {
     /// else ~/.local/state/pty-session/token-PORT; neither set: an error, no /tmp]
     #[arg(long, value_name = "PATH")]
     pub token_file: Option<PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory as _;
+
+    use super::Cli;
+
+    /// `text` with its runs of white space made one space and without Markdown's `**`.
+    fn flat(text: &str) -> String {
+        text.replace("**", "")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// What `serve --help` says of owners and MCP sessions is what docs/configuration.md
+    /// says: each claim is in both, and the old rules (an MCP session narrowing the owner,
+    /// DELETE closing sessions) in neither.
+    #[test]
+    fn serve_help_says_what_the_docs_say_of_owners() {
+        let command = Cli::command();
+        let serve = command
+            .find_subcommand("serve")
+            .expect("a serve subcommand");
+        let help = flat(&serve.get_long_about().expect("a long help").to_string());
+        let docs = flat(include_str!("../../../docs/configuration.md"));
+        for claim in [
+            "Each token is one owner, whatever protocol version its clients speak",
+            "is a connection, not an owner",
+            "DELETE of an MCP session, or its expiry",
+            "closes none of",
+        ] {
+            assert!(help.contains(claim), "serve --help lacks {claim:?}: {help}");
+            assert!(
+                docs.contains(claim),
+                "docs/configuration.md lacks {claim:?}"
+            );
+        }
+        for flag in ["--mcp-session-idle-secs", "--owner-idle-timeout-secs"] {
+            assert!(help.contains(flag), "serve --help lacks {flag}");
+            assert!(docs.contains(&format!("`{flag}`")), "the docs lack {flag}");
+        }
+        for stale in [
+            "narrowed",
+            "closes its PTY sessions",
+            "DELETE of the session",
+        ] {
+            assert!(!help.contains(stale), "serve --help still says {stale:?}");
+            assert!(!docs.contains(stale), "the docs still say {stale:?}");
+        }
+    }
 }

@@ -8,7 +8,8 @@
 //! which DELETE or its expiry after `mcpSessionIdleSecs` without a request ends
 //! ([`crate::http::sessions`]) without closing any PTY session. Owners idle for
 //! `ownerIdleTimeoutSecs` are disposed. Clients of versions before 2025-11-25 get no SSE
-//! priming events ([`crate::http::priming`]). Connections are served under a cap and timeouts
+//! priming events ([`crate::http::priming`]), and a resumed stream the server no longer holds
+//! is answered empty without a warning ([`crate::http::resume`]). Connections are served under a cap and timeouts
 //! ([`crate::http::connections`]); POST bodies are read here, within a size and a time, and one
 //! that is not JSON gets a JSON-RPC parse error.
 
@@ -18,6 +19,7 @@ pub(crate) mod front;
 pub(crate) mod priming;
 pub(crate) mod proof;
 pub(crate) mod refusal;
+pub(crate) mod resume;
 pub(crate) mod sessions;
 
 use std::net::SocketAddr;
@@ -92,7 +94,7 @@ struct Gate {
     /// The legacy MCP sessions and the principal that opened each.
     mcp: McpSessions,
     /// rmcp's sessions, to close the ones that expire.
-    manager: Arc<LocalSessionManager>,
+    manager: Arc<resume::Resumable>,
     limits: HttpLimits,
 }
 
@@ -143,7 +145,7 @@ pub async fn serve(service: PtyService, options: ServeOptions) -> anyhow::Result
     let longest_call = Duration::from_millis(limits::MAX_TIMEOUT_MS) + Duration::from_secs(60);
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(longest_call.max(limits.mcp_session_idle * 2));
-    let manager = Arc::new(sessions);
+    let manager = Arc::new(resume::Resumable(sessions));
 
     // `stop` ends rmcp's streams and sessions and the background tasks; `stopping` the
     // tool calls, first.

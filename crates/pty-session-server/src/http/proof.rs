@@ -169,6 +169,25 @@ pub async fn identified(authority: &str, token: &str) -> anyhow::Result<TcpStrea
     })
 }
 
+/// How long [`is_serve`] waits for an answer.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Whether what listens at `authority` is a `pty-session serve`: it answers the challenge,
+/// asked without a token, with proofs. Says nothing of whose tokens it holds
+/// ([`identified`] does); tells a `serve` from another program on its port.
+pub async fn is_serve(authority: &str) -> bool {
+    let probe = async {
+        let stream = TcpStream::connect(authority).await.ok()?;
+        let mut nonce = [0u8; NONCE_BYTES];
+        getrandom::fill(&mut nonce).ok()?;
+        ask(stream, authority, &nonce).await.ok()
+    };
+    matches!(
+        tokio::time::timeout(PROBE_TIMEOUT, probe).await,
+        Ok(Some(_))
+    )
+}
+
 /// The challenge for `nonce` asked on `stream`; the stream back, with nothing after the
 /// answer in flight.
 async fn ask(

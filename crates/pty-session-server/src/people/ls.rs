@@ -6,19 +6,23 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::{Context as _, bail};
 
 use crate::cli::RemoteArgs;
+use crate::http::proof;
 use crate::people::listing::Listing;
 use crate::people::remote::{PERSIST_NAME, Places, default_serve, remote_of, sessions};
 use crate::people::shown::shown;
 use crate::persist;
 
 /// `pty-session ls`: prints the sessions of `serve` and of the background server, one a
-/// line; an error when neither runs, or when one that runs cannot be asked.
+/// line; an error when neither runs, or when one that runs cannot be asked. Another
+/// program at the default address of `serve` is named, not taken for a `serve`.
 pub async fn ls(remote: &RemoteArgs, persist_only: bool) -> anyhow::Result<()> {
     let places = Places::of(remote, persist_only);
     let mut rows: Vec<(String, Listing)> = Vec::new();
     let mut asked: Vec<String> = Vec::new();
     let mut not_running: Vec<String> = Vec::new();
     let mut problems: Vec<String> = Vec::new();
+    // Another program at the default address of `serve`: said, and no failure.
+    let mut elsewhere: Option<String> = None;
     if matches!(places, Places::Persist | Places::Both) {
         match persist::sessions().await {
             Ok(Some(sessions)) => {
@@ -46,7 +50,12 @@ pub async fn ls(remote: &RemoteArgs, persist_only: bool) -> anyhow::Result<()> {
         }
         Places::Both => {
             let (authority, listening) = default_serve().await?;
-            if listening {
+            if listening && !proof::is_serve(&authority).await {
+                // Not ours to fail on: another program may hold the default port.
+                elsewhere = Some(format!(
+                    "something else listens at {authority} (not a `pty-session serve`)"
+                ));
+            } else if listening {
                 let listed = match remote_of(remote) {
                     Ok(remote) => sessions(&remote).await,
                     Err(err) => Err(err),
@@ -67,7 +76,14 @@ pub async fn ls(remote: &RemoteArgs, persist_only: bool) -> anyhow::Result<()> {
         Places::Persist => {}
     }
     if asked.is_empty() && problems.is_empty() {
-        bail!("no server runs: {}", not_running.join(", and "));
+        bail!(
+            "no server runs: {}",
+            not_running
+                .into_iter()
+                .chain(elsewhere)
+                .collect::<Vec<_>>()
+                .join(", and ")
+        );
     }
     rows.sort_by_key(|(_, s)| s.started_at_ms);
     let out = if rows.is_empty() {
@@ -75,9 +91,13 @@ pub async fn ls(remote: &RemoteArgs, persist_only: bool) -> anyhow::Result<()> {
             .then(|| format!("asked {}", asked.join(" and ")))
             .into_iter()
             .chain(not_running)
+            .chain(elsewhere)
             .collect();
         format!("no sessions ({})\n", notes.join("; "))
     } else {
+        if let Some(elsewhere) = &elsewhere {
+            eprintln!("pty-session ls: {elsewhere}");
+        }
         table(&rows, terminal_width())
     };
     std::io::stdout()

@@ -125,3 +125,62 @@ async fn debug_logs_hold_no_keys_and_no_output() {
     assert!(log.contains("opened"), "debug lines are on: {log}");
     assert!(!log.contains("typed-secret"), "{log}");
 }
+
+/// Gemini CLI resumes each event stream that ended with `GET /mcp` and the id of the last
+/// event it read. The stream of an answered request is gone by then: the answer is an
+/// empty stream, and the ordinary course logs no warning (rmcp's own answer logs one).
+#[tokio::test]
+async fn a_resumed_stream_is_answered_without_a_warning() {
+    let mut command = Command::new(BIN);
+    command
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env_remove("RUST_LOG");
+    let mut server = http_server_from(command, &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let addr = server.addr;
+    let auth = format!("Bearer {TOKEN}");
+
+    // Gemini CLI's protocol version, as its requests carry it.
+    let init = INITIALIZE.replace("2025-11-25", "2025-06-18");
+    let init = raw_post(addr, &[("Authorization", &auth)], &init).await;
+    let id = init.header("mcp-session-id").expect("a session").to_owned();
+    let headers = [
+        ("Authorization", auth.as_str()),
+        ("Mcp-Session-Id", id.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    raw_post(addr, &headers, initialized).await;
+    let list = raw_post(
+        addr,
+        &headers,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+    )
+    .await;
+    let last_event = list
+        .body
+        .lines()
+        .filter_map(|line| line.strip_prefix("id:"))
+        .next_back()
+        .unwrap_or_else(|| panic!("the answer's events have ids: {list:?}"))
+        .trim()
+        .to_owned();
+
+    // The resumptions: the answered request's stream, and an id that was never ours.
+    for last in [last_event.as_str(), "not-an-event-id"] {
+        let mut resume = headers.to_vec();
+        resume.push(("Last-Event-ID", last));
+        let resumed = raw_request(addr, "GET", &resume, "").await;
+        assert_eq!(resumed.status, 200, "{resumed:?}");
+        assert!(
+            !resumed.body.contains("data:"),
+            "nothing left to replay after {last}: {resumed:?}"
+        );
+    }
+
+    server.stop().await;
+    let log = server.log();
+    assert!(
+        !log.contains("WARN"),
+        "a resumed stream is no cause for a warning; the log:\n{log}"
+    );
+}

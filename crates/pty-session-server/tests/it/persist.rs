@@ -1113,3 +1113,74 @@ async fn ls_prints_what_sessions_chose_escaped() {
         "one row a session: {text}"
     );
 }
+
+/// Another program holds the address of `serve` (here `PTY_SESSION_URL`, so as not to
+/// take the machine's 127.0.0.1:7717): plain `ls` says so and still lists the background
+/// server's sessions, rather than asking it for a token it never had.
+#[tokio::test]
+async fn ls_names_another_program_at_the_serve_address() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    // A web server that is not a `serve`: every request gets 404.
+    let other = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = other.local_addr().unwrap();
+    let serving = tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = other.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf).await {
+                        Ok(n) if n > 0 => head.extend_from_slice(&buf[..n]),
+                        _ => return,
+                    }
+                }
+                let _ = stream
+                    .write_all(
+                        b"HTTP/1.1 404 Not Found\r\ncontent-length: 10\r\nconnection: close\r\n\r\nnot found\n",
+                    )
+                    .await;
+            });
+        }
+    });
+    let runtime = Runtime::new("elsewhere");
+    let ls = || async {
+        let output = runtime
+            .command(&["ls"])
+            .env("PTY_SESSION_URL", format!("http://{addr}"))
+            .output()
+            .await
+            .unwrap();
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let said = format!("something else listens at {addr} (not a `pty-session serve`)");
+
+    // Nothing of ours runs: a failure that names both.
+    let (listed, out, err) = ls().await;
+    assert!(!listed, "{out}{err}");
+    assert!(
+        err.contains("no background server") && err.contains(&said) && !err.contains("no token"),
+        "{err}"
+    );
+
+    // The background server runs: its sessions, and a note of the other program.
+    let project = runtime.project("project");
+    let client = runtime.client(&project, &[]).await;
+    let (id, _) = crate::support::open(&client.client, json!({"command": "sleep 600"})).await;
+    let (listed, out, err) = ls().await;
+    assert!(listed, "{out}{err}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with(&id) && l.contains("persist:")),
+        "{out}"
+    );
+    assert!(err.contains(&said) && !err.contains("no token"), "{err}");
+    serving.abort();
+}
