@@ -13,7 +13,11 @@
 //!
 //! On the way out the terminal is also given back as it was: off the alternate screen a
 //! full-screen program left it on, with the attributes, cursor, scroll region, key,
-//! paste, mouse and focus modes a terminal starts with, and at its own size. The session
+//! paste, mouse and focus modes a terminal starts with, and at its own size. Which
+//! screen the terminal is on is followed through the session's bytes
+//! ([`AlternateScreen`]): on the main screen (a shell, python) the cursor stays on the
+//! row after the session's last output, so the person's prompt comes on the next free
+//! row and nothing they had above it is overwritten. The session
 //! goes back to the size it had before the attach, unless an agent resized it meanwhile
 //! (then the agent's size stays).
 
@@ -234,15 +238,27 @@ where
     };
     say(format!("attached to {id}; Ctrl-] detaches"));
     let mut sizes = Sizes::new(before, own_size());
-    let end = relay(&mut socket, &mut stdout, &mut sizes, &mut signals).await;
-    let session_back = sizes.restore();
+    let mut screen = AlternateScreen::default();
+    let end = relay(
+        &mut socket,
+        &mut stdout,
+        &mut sizes,
+        &mut signals,
+        &mut screen,
+    )
+    .await;
+    let session_back = match end {
+        // A session that ended has no window to go back to.
+        Ok(End::Ended) => None,
+        _ => sizes.restore(),
+    };
     if let Some((cols, rows)) = session_back {
         let _ =
             tokio::time::timeout(Duration::from_secs(1), socket.send(resize_to(cols, rows))).await;
     }
     let _ = tokio::time::timeout(Duration::from_secs(1), socket.close(None)).await;
     use tokio::io::AsyncWriteExt as _;
-    let _ = stdout.write_all(RESTORE.as_bytes()).await;
+    let _ = stdout.write_all(restore(screen.on).as_bytes()).await;
     if sizes.asked_terminal {
         // The terminal was asked to follow an agent's resize: ask for its own size back.
         let (cols, rows) = sizes.own;
@@ -264,14 +280,85 @@ where
     Ok(())
 }
 
-/// What a full-screen program may have left on, undone: the scroll region, origin mode
-/// and the attributes first (while still on its screen), then off the alternate screen
-/// (which puts the cursor back where the shell had it), then the cursor shown, the cursor
-/// keys and keypad normal, insert mode off, autowrap on, bracketed paste, mouse and
-/// focus reports and synchronized output off.
-const RESTORE: &str = "\x1b[0m\x1b[r\x1b[?6l\x1b[?1049l\x1b[?25h\x1b[?1l\x1b>\x1b[4l\x1b[?7h\
+/// What a program may have left on, undone, for a terminal on the alternate screen: the
+/// scroll region, origin mode and the attributes first (while still on its screen), then
+/// off the alternate screen (which puts the cursor back where the shell had it), then
+/// [`MODES_OFF`].
+const RESTORE_ALTERNATE: &str = "\x1b[0m\x1b[r\x1b[?6l\x1b[?1049l";
+
+/// The same for a terminal on its main screen, where the person's lines and the
+/// session's are, and the cursor must stay where the session's output left it (on the
+/// next free row after it): resetting the scroll region and origin mode homes the
+/// cursor, so the cursor is saved before and restored after (DECSC, DECRC), and the
+/// alternate screen is not left (`?1049l` off it restores a cursor nobody saved, tmux's
+/// and xterm's included).
+const RESTORE_MAIN: &str = "\x1b[0m\x1b7\x1b[?6l\x1b[r\x1b8";
+
+/// The modes a terminal starts with, on either screen: the cursor shown, the cursor keys
+/// and keypad normal, insert mode off, autowrap on, bracketed paste, mouse and focus
+/// reports and synchronized output off. None of these moves the cursor.
+const MODES_OFF: &str = "\x1b[?25h\x1b[?1l\x1b>\x1b[4l\x1b[?7h\
      \x1b[?2004l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\
      \x1b[?1004l\x1b[?2026l";
+
+/// The bytes that give the terminal back, on the alternate screen or not.
+fn restore(alternate: bool) -> String {
+    let screen = if alternate {
+        RESTORE_ALTERNATE
+    } else {
+        RESTORE_MAIN
+    };
+    format!("{screen}{MODES_OFF}")
+}
+
+/// Whether the terminal is on the alternate screen, followed through the bytes it is
+/// given: the private modes 1049, 1047 and 47 set (`h`) or reset (`l`), in sequences
+/// that may be split between two reads.
+#[derive(Default)]
+struct AlternateScreen {
+    on: bool,
+    /// The sequence read so far: `None` outside one, else the bytes after `ESC`.
+    pending: Option<Vec<u8>>,
+}
+
+impl AlternateScreen {
+    /// Follows `bytes`.
+    fn feed(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            match &mut self.pending {
+                None => {
+                    if byte == 0x1b {
+                        self.pending = Some(Vec::new());
+                    }
+                }
+                Some(seq) => {
+                    if byte == 0x1b {
+                        seq.clear();
+                        continue;
+                    }
+                    seq.push(byte);
+                    let seq_len = seq.len();
+                    if (seq_len == 1 && byte != b'[') || (seq_len == 2 && byte != b'?') {
+                        self.pending = None;
+                    } else if seq_len > 2 && (0x40..=0x7e).contains(&byte) {
+                        let seq = self.pending.take().unwrap_or_default();
+                        if byte == b'h' || byte == b'l' {
+                            let params = &seq[2..seq.len() - 1];
+                            if params
+                                .split(|b| *b == b';')
+                                .any(|p| matches!(p, b"1049" | b"1047" | b"47"))
+                            {
+                                self.on = byte == b'h';
+                            }
+                        }
+                    } else if seq_len > 64 {
+                        self.pending = None;
+                    }
+                }
+            }
+        }
+    }
+}
 
 /// The window sizes an attach keeps track of.
 struct Sizes {
@@ -357,6 +444,7 @@ async fn relay<T>(
     stdout: &mut tokio::io::Stdout,
     sizes: &mut Sizes,
     signals: &mut Signals,
+    screen: &mut AlternateScreen,
 ) -> anyhow::Result<End>
 where
     T: AsyncRead + AsyncWrite + Unpin,
@@ -386,6 +474,7 @@ where
         tokio::select! {
             message = socket.next() => match message {
                 Some(Ok(Message::Binary(bytes))) => {
+                    screen.feed(&bytes);
                     stdout.write_all(&bytes).await?;
                     stdout.flush().await?;
                 }
@@ -452,4 +541,37 @@ fn resize_to(cols: u16, rows: u16) -> Message {
             .to_string()
             .into(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_alternate_screen_is_followed_through_split_sequences() {
+        let mut screen = AlternateScreen::default();
+        screen.feed(b"plain \x1b[1;31mred\x1b[0m \x1b[?25l");
+        assert!(
+            !screen.on,
+            "no alternate screen in colours and cursor modes"
+        );
+        screen.feed(b"\x1b[?10");
+        screen.feed(b"49h");
+        assert!(screen.on, "1049 set, split between two reads");
+        screen.feed(b"\x1b[?1;1049l");
+        assert!(!screen.on, "reset among other modes");
+        screen.feed(b"\x1b[?47h");
+        assert!(screen.on, "47 set");
+        screen.feed(b"\x1b[?1047l\x1b[?2004h");
+        assert!(!screen.on, "1047 reset; another mode leaves it");
+    }
+
+    #[test]
+    fn the_main_screen_is_given_back_with_the_cursor_where_it_was() {
+        let main = restore(false);
+        assert!(!main.contains("\x1b[?1049l"), "{main:?}");
+        let region = main.find("\x1b[r").unwrap();
+        assert!(main.find("\x1b7").unwrap() < region && region < main.find("\x1b8").unwrap());
+        assert!(restore(true).starts_with("\x1b[0m\x1b[r\x1b[?6l\x1b[?1049l"));
+    }
 }
