@@ -214,8 +214,11 @@ function openTerminal(s) {
   show("terminal-view");
   $("terminal-title").textContent = shown(s.id) + "  " + shown(s.command);
   setState("connecting");
+  // The colours the server answers a program that asks (OSC 10, 11, 12): the same here,
+  // so that vim and others pick a palette that reads on this background.
   const t = new Terminal({
     convertEol: false, cursorBlink: true, scrollback: 5000, fontSize: BASE_FONT,
+    theme: { background: "#000000", foreground: "#dddddd", cursor: "#dddddd" },
   });
   term = t;
   quietAnswers(t);

@@ -243,6 +243,7 @@ impl PtyService {
             scrollback,
             self.shared.input_wait,
             tap,
+            config.colours,
         )
         .map_err(|err| {
             Error::spawn_failed(&request.command, "cannot watch the terminal", Some(err))

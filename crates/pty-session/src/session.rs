@@ -277,6 +277,7 @@ impl Session {
         scrollback: Scrollback,
         input_wait_supported: bool,
         tap: Tap,
+        colours: crate::Colours,
     ) -> io::Result<Arc<Session>> {
         let Spawned {
             master,
@@ -297,7 +298,7 @@ impl Session {
             origin,
             master: Arc::new(crate::pty::register(master)?),
             state: Mutex::new(State {
-                renderer: Renderer::new(cols, rows),
+                renderer: Renderer::with_colours(cols, rows, colours),
                 window: Window::new(cols, rows),
                 scrollback,
                 exit: None,
