@@ -293,7 +293,8 @@ fn web_test_packages() -> PathBuf {
 /// client carrying the view's `tools/call`. The handshake fits the SDK's schemas; what a
 /// person types reaches the program and stays the agent's to read; a narrow container
 /// shows every column; a coloured program's first frame has its colours, bold and
-/// inverse in xterm.js's cells; an agent's resize re-sends the view's size; an unknown
+/// inverse in xterm.js's cells; focus coming and going in vim's view (which asked for
+/// focus reports) sends nothing; an agent's resize re-sends the view's size; an unknown
 /// request gets method-not-found; after `pty_close`, the program's exit or a teardown the
 /// view calls nothing more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
