@@ -948,3 +948,34 @@ async fn attach_in_tmux_leaves_the_panes_lines_and_the_prompt_below_them() {
     server.stop().await;
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A session that ends under `attach` has no window to go back to: `attach` says that it
+/// ended, and nothing of its size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_to_a_session_that_ends_says_only_that_it_ended() {
+    let dir = scratch("attach-ends");
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let agent = current_client(&server.url, TOKEN).await;
+    let (id, _) = open(&agent, at_home(json!({"command": "python3 -q"}), &dir)).await;
+    // Another size than the session's: the attach resizes it.
+    let mut terminal = Terminal::open(100, 30);
+    let mut attach = terminal.attach(&server, &token_file, &id);
+    terminal.wait_for("the prompt", ">>> ").await;
+    eventually_async("the window of the person", || async {
+        screen(&agent, &id).await["cols"] == 100
+    })
+    .await;
+    terminal.type_keys(b"exit()\r");
+    assert!(exit_success(&mut attach).await, "attach exits 0 at the end");
+    let seen = terminal.close();
+    assert!(seen.contains(&format!("session {id} ended")), "{seen}");
+    assert!(
+        !seen.contains("back to its"),
+        "no window to go back to: {seen}"
+    );
+    drop(agent);
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(dir);
+}
