@@ -271,6 +271,13 @@ where
     if let Some((cols, rows)) = session_back {
         say(format!("the session is back to its {cols}x{rows} window"));
     }
+    if let Some((cols, rows)) = sizes.refused {
+        say(format!(
+            "an agent resized the session to {cols}x{rows} while you were attached, and \
+             your terminal did not follow (it refuses window-size requests): the session \
+             was drawn for a window of that size"
+        ));
+    }
     match end? {
         End::Detached => say(format!("detached from {id}; it keeps running")),
         End::Ended => say(format!("session {id} ended")),
@@ -372,7 +379,18 @@ struct Sizes {
     sent: Vec<(u16, u16)>,
     /// Whether the person's terminal was asked to change its size.
     asked_terminal: bool,
+    /// The size the terminal was last asked for, while it has not taken it, and until
+    /// when it has to ([`REFUSED_AFTER`]).
+    asked: Option<((u16, u16), tokio::time::Instant)>,
+    /// An agent's size the person's terminal did not take: what they see is drawn for
+    /// another window.
+    refused: Option<(u16, u16)>,
 }
+
+/// How long a terminal asked to take an agent's size has to do it (and so to send
+/// SIGWINCH) before `attach` takes it as refused (tmux, and terminals that do not allow
+/// window operations, refuse).
+const REFUSED_AFTER: Duration = Duration::from_secs(1);
 
 impl Sizes {
     fn new(before: (u16, u16), own: (u16, u16)) -> Sizes {
@@ -381,6 +399,8 @@ impl Sizes {
             own,
             sent: Vec::new(),
             asked_terminal: false,
+            asked: None,
+            refused: None,
         }
     }
 
@@ -489,6 +509,7 @@ where
                                 // An agent resized the session: ask this terminal to follow
                                 // (terminals that allow it do) and say so.
                                 sizes.asked_terminal = true;
+                                sizes.asked = Some(((cols, rows), tokio::time::Instant::now() + REFUSED_AFTER));
                                 stdout.write_all(format!("\x1b[8;{rows};{cols}t").as_bytes()).await?;
                                 stdout.flush().await?;
                                 let note = format!("\r\n[pty-session: the session was resized to {cols}x{rows}]\r\n");
@@ -515,11 +536,40 @@ where
                 }
                 socket.send(Message::Binary(keys.into())).await?;
             }
-            _ = signals.winch.recv() => socket.send(sizes.follow_person()).await?,
+            _ = signals.winch.recv() => {
+                if sizes.asked.is_some_and(|(size, _)| own_size() == size) {
+                    sizes.asked = None;
+                }
+                // From now on the session follows this window again.
+                sizes.refused = None;
+                socket.send(sizes.follow_person()).await?;
+            }
+            () = refused_at(sizes.asked) => {
+                let Some(((cols, rows), _)) = sizes.asked.take() else { continue };
+                if own_size() != (cols, rows) {
+                    // The terminal refused: say so now, and again on the way out, where
+                    // no program's redraw covers it.
+                    sizes.refused = Some((cols, rows));
+                    let note = format!(
+                        "\r\n[pty-session: your terminal did not take the session's new size \
+                         {cols}x{rows}; what you see is drawn for it: resize your window to \
+                         take the session back to your size]\r\n"
+                    );
+                    let _ = std::io::stderr().write_all(note.as_bytes());
+                }
+            }
             _ = signals.term.recv() => return Ok(End::Signal("SIGTERM")),
             _ = signals.int.recv() => return Ok(End::Signal("SIGINT")),
             _ = signals.hup.recv() => return Ok(End::Signal("SIGHUP")),
         }
+    }
+}
+
+/// When a terminal asked for a size has refused it: never while none was asked.
+async fn refused_at(asked: Option<((u16, u16), tokio::time::Instant)>) {
+    match asked {
+        Some((_, deadline)) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
     }
 }
 

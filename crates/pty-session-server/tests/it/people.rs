@@ -979,3 +979,50 @@ async fn attach_to_a_session_that_ends_says_only_that_it_ended() {
     server.stop().await;
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// An agent resizes a session while a person is attached from tmux, which refuses to
+/// change the pane's size: after the detach, the pane says so, below whatever vim
+/// redrew.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_in_tmux_tells_of_a_resize_the_terminal_refused() {
+    let dir = scratch("attach-refused");
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let agent = current_client(&server.url, TOKEN).await;
+    let (id, _) = open(&agent, at_home(json!({"command": "vim -u NONE -N"}), &dir)).await;
+    let tmux = Tmux::start(&dir, 200, 40);
+    tmux.wait_for("the shell's prompt", "$").await;
+    let attach = format!(
+        "{BIN} attach --url http://{} --token-file {} {id}",
+        server.addr,
+        token_file.display()
+    );
+    tmux.keys(&[&attach, "Enter"]);
+    tmux.wait_for("vim's screen", "~").await;
+    eventually_async("the pane's size", || async {
+        screen(&agent, &id).await["cols"] == 200
+    })
+    .await;
+    call(
+        &agent,
+        "pty_send",
+        json!({"id": id, "data": "", "submit": false, "cols": 100, "rows": 30, "timeoutMs": 1000}),
+    )
+    .await;
+    // The terminal has a second to take the size; tmux never does.
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    tmux.keys(&["C-]"]);
+    tmux.wait_for("the detach note", "it keeps running").await;
+    let text = tmux.text().join("\n");
+    assert!(
+        text.contains("an agent resized the session to 100x30 while you were attached")
+            && text.contains("did not follow"),
+        "the pane tells of the refused resize:\n{text}"
+    );
+    call(&agent, "pty_close", json!({"id": id})).await;
+    drop(tmux);
+    drop(agent);
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(dir);
+}
