@@ -19,7 +19,9 @@
 //! row after the session's last output, so the person's prompt comes on the next free
 //! row and nothing they had above it is overwritten. The session
 //! goes back to the size it had before the attach, unless an agent resized it meanwhile
-//! (then the agent's size stays).
+//! (then the agent's size stays), or it ended. The terminal is asked to take an agent's
+//! size; one that has not within [`REFUSED_AFTER`] (tmux refuses) is said to have refused,
+//! at once and again on the way out, where no program's redraw covers the note.
 
 use std::io::{IsTerminal as _, Read as _, Write as _};
 use std::time::Duration;

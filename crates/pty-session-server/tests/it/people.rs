@@ -840,7 +840,7 @@ async fn attach_in_tmux_leaves_the_panes_lines_and_the_prompt_below_them() {
     let sessions = [
         ("python3 -q", "print(6*7)", "42"),
         ("bash --norc --noprofile", "echo $((6*7))", "42"),
-        ("vim -u NONE -N", "", ""),
+        ("vim -u NONE -N -n", "", ""),
     ];
     for (command, line, answer) in sessions {
         let (id, _) = open(&agent, at_home(json!({"command": command}), &dir)).await;
@@ -990,7 +990,11 @@ async fn attach_in_tmux_tells_of_a_resize_the_terminal_refused() {
     std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
     let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
     let agent = current_client(&server.url, TOKEN).await;
-    let (id, _) = open(&agent, at_home(json!({"command": "vim -u NONE -N"}), &dir)).await;
+    let (id, _) = open(
+        &agent,
+        at_home(json!({"command": "vim -u NONE -N -n"}), &dir),
+    )
+    .await;
     let tmux = Tmux::start(&dir, 200, 40);
     tmux.wait_for("the shell's prompt", "$").await;
     let attach = format!(

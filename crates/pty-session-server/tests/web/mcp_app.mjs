@@ -337,7 +337,7 @@ await tool("pty_close", { id: coloured.sessionId });
 // vim asks for focus reports (mode 1004): the view's focus coming and going is no key,
 // and nothing is sent while nobody types.
 const vim = await tool("pty_open", {
-  command: `vim -u NONE -N --cmd 'let &t_fe = "\\e[?1004h"' --cmd 'let &t_fd = "\\e[?1004l"'`, cols: 80, rows: 10,
+  command: `vim -u NONE -N -n --cmd 'let &t_fe = "\\e[?1004h"' --cmd 'let &t_fd = "\\e[?1004l"'`, cols: 80, rows: 10,
 });
 await waitFor("vim's focus reports on", async () => {
   const frame = await tool("pty_screen", { id: vim.sessionId, frame: true });
