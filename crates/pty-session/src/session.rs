@@ -191,6 +191,14 @@ impl State {
             .draw()
     }
 
+    /// The window's lines down to the cursor's, as text and in colour, from the emulator
+    /// (started if none runs).
+    pub(crate) fn coloured_lines(&mut self) -> Vec<(String, String)> {
+        self.window
+            .start(self.renderer.key_modes(), Instant::now())
+            .coloured_lines()
+    }
+
     /// The text after the last line end, such as a prompt.
     pub(crate) fn pending(&self) -> String {
         self.renderer.pending()

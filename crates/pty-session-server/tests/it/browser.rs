@@ -440,7 +440,8 @@ async fn the_web_view_lists_commands_escaped_and_answers_no_query_twice() {
 
 /// A server stopped and started again at the same address under an open tab: the page
 /// says it cannot reach it, keeps the token, and lists the new server's sessions without
-/// a new login (`tests/web/restart.mjs`).
+/// a new login (`tests/web/restart.mjs`); a line the new server's session printed in
+/// red before the page opened it is drawn in red (compared cell by cell).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_web_view_keeps_its_token_across_a_server_restart() {
     use tokio::io::AsyncWriteExt as _;
@@ -493,7 +494,14 @@ async fn the_web_view_keeps_its_token_across_a_server_restart() {
                     )
                     .await;
                     let agent = current_client(&again.url, TOKEN).await;
-                    let (id, _) = open(&agent, at_home(json!({"command": "cat"}), &dir)).await;
+                    let (id, _) = open(
+                        &agent,
+                        at_home(
+                            json!({"command": "printf '\\033[31mred\\033[0m plain\\n'; exec cat"}),
+                            &dir,
+                        ),
+                    )
+                    .await;
                     drop(agent);
                     restarted = Some(again);
                     json!({"id": id})

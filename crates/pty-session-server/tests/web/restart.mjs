@@ -61,6 +61,16 @@ const back = await evaluate(`({ token: sessionStorage.getItem('pty-session-token
 step("server back", back);
 if (!back.token || back.login || back.away) throw new Error("not back as it was: " + JSON.stringify(back));
 
+// That session printed a red line before the page opened it: it is drawn in red.
+await evaluate(`document.querySelector('tr[data-id="${id}"]').click()`);
+await waitFor("the red line in the terminal",
+  "typeof term !== 'undefined' && term && term.buffer.active.getLine(0)?.translateToString(true) === 'red plain'");
+const cells = await evaluate(`(() => { const line = term.buffer.active.getLine(0);
+  const of = (col) => { const c = line.getCell(col); return { chars: c.getChars(), palette: c.isFgPalette(), fg: c.getFgColor(), default: c.isFgDefault() }; };
+  return { red: of(0), plain: of(4) }; })()`);
+step("history in colour", cells);
+if (!(cells.red.palette && cells.red.fg === 1 && cells.plain.default)) throw new Error("not in its colours: " + JSON.stringify(cells));
+
 await close();
 console.log(JSON.stringify({ ok: true }));
 process.exit(0);
