@@ -395,7 +395,81 @@ pub async fn programs(plan: &Plan, report: &mut Report) -> Result<()> {
             None,
         );
     }
+    shell_steps(&pty, plan, report).await?;
     pty.shutdown().await;
+    Ok(())
+}
+
+/// A bash step (`true`) with shell integration and without, side by side: two sessions
+/// of `bash` with the same private home (its .bashrc sets `PS1='$ '`), sent to in turns,
+/// so that both see the same machine. With integration the reply ends on the prompt's
+/// mark and carries the command's exit status; without, on input wait.
+async fn shell_steps(pty: &PtyService, plan: &Plan, report: &mut Report) -> Result<()> {
+    if !crate::sys::on_path("bash") {
+        report.note("NOT MEASURED: bash is not installed".to_owned());
+        return Ok(());
+    }
+    let home = scratch("shell-steps")?;
+    std::fs::write(home.join(".bashrc"), "PS1='$ '\n").context("write .bashrc")?;
+    let home_str = home.to_str().context("a UTF-8 temp path")?;
+    let mut sessions = Vec::new();
+    for on in [true, false] {
+        let request = pty_session::OpenRequest::new("bash")
+            .env("HOME", home_str)
+            .cwd(&home)
+            .shell_integration(on)
+            .timeout(Duration::from_millis(20_000));
+        sessions.push((
+            on,
+            facade::Session::open(pty, request).await?,
+            Samples::default(),
+        ));
+    }
+    let mut wrong = Vec::new();
+    for _ in 0..plan.program_rounds {
+        for (on, session, times) in &mut sessions {
+            let start = std::time::Instant::now();
+            let sent = session.send("true").await?;
+            times.push(start.elapsed());
+            let expected = if *on {
+                sent.settled_by == pty_session::SettleReason::Prompt
+                    && sent.commands.len() == 1
+                    && sent.commands[0].exit_code == Some(0)
+            } else {
+                sent.settled_by == pty_session::SettleReason::Input && sent.commands.is_empty()
+            };
+            if !expected {
+                wrong.push(format!("{on}: {:?} {:?}", sent.settled_by, sent.commands));
+            }
+        }
+    }
+    let name = format!(
+        "bash step `true`, with and without shell integration, {} sends each in turns",
+        plan.program_rounds
+    );
+    for (on, session, times) in sessions {
+        session.close().await?;
+        let (label, how) = if on {
+            (
+                "with integration",
+                "by the prompt's mark, exit status 0 reported",
+            )
+        } else {
+            ("without integration", "by input wait")
+        };
+        report.row(
+            &name,
+            &format!("facade, `bash` {label}"),
+            format!("{}; {how}", times.summary()),
+            "–".to_owned(),
+            "",
+            None,
+        );
+    }
+    for wrong in wrong.iter().take(5) {
+        report.note(format!("bash step: an unexpected reply: {wrong}"));
+    }
+    let _ = std::fs::remove_dir_all(&home);
     Ok(())
 }
 

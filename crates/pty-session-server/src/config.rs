@@ -100,6 +100,10 @@ pub struct ConfigArgs {
     /// Repeatable
     #[arg(long, value_name = "PATH")]
     pub sandbox_hidden: Vec<PathBuf>,
+    /// Give an interactive bash, zsh or fish hooks that report each command's exit status
+    /// and the shell's directory; false turns it off unless a pty_open asks [default: true]
+    #[arg(long, value_name = "BOOL")]
+    pub shell_integration: Option<bool>,
 }
 
 fn parse_env_pair(pair: &str) -> Result<(String, String), String> {
@@ -471,6 +475,9 @@ impl ConfigArgs {
             .sandbox_writable
             .extend(self.sandbox_writable.iter().cloned());
         service.sandbox_network = self.sandbox_network || file.shared.sandbox_network;
+        if let Some(on) = self.shell_integration.or(file.shared.shell_integration) {
+            service.shell_integration = on;
+        }
         service.sandbox_hidden = file.shared.sandbox_hidden;
         service
             .sandbox_hidden
@@ -644,7 +651,7 @@ mod tests {
         check_error(
             "tailLine = 5",
             expect![
-                "key `tailLine`: unknown field `tailLine`, expected one of `backendType`, `tailLines`, `tailBytes`, `scrollbackLines`, `scrollbackBytes`, `maxSessionsPerOwner`, `maxSessions`, `maxRequestBytes`, `maxExitedPerOwner`, `defaultEnv`, `recordDir`, `recordInput`, `recordMaxBytes`, `sandbox`, `sandboxWritable`, `sandboxNetwork`, `sandboxHidden`, `ownerIdleTimeoutSecs`, `maxConnections`, `maxConnectionsPerToken`, `maxStreamsPerToken`, `httpIdleTimeoutSecs`, `httpBodyTimeoutSecs`, `maxMcpSessionsPerToken`, `mcpSessionIdleSecs`, `persist`, `persistIdleSecs`, `persistExitSecs`"
+                "key `tailLine`: unknown field `tailLine`, expected one of `backendType`, `tailLines`, `tailBytes`, `scrollbackLines`, `scrollbackBytes`, `maxSessionsPerOwner`, `maxSessions`, `maxRequestBytes`, `maxExitedPerOwner`, `defaultEnv`, `recordDir`, `recordInput`, `recordMaxBytes`, `sandbox`, `sandboxWritable`, `sandboxNetwork`, `sandboxHidden`, `shellIntegration`, `ownerIdleTimeoutSecs`, `maxConnections`, `maxConnectionsPerToken`, `maxStreamsPerToken`, `httpIdleTimeoutSecs`, `httpBodyTimeoutSecs`, `maxMcpSessionsPerToken`, `mcpSessionIdleSecs`, `persist`, `persistIdleSecs`, `persistExitSecs`"
             ],
         );
         check_error(

@@ -71,6 +71,10 @@ pub struct Config {
     /// program that links this same version of the library will do, a dedicated one
     /// being a `main` that calls [`spawner_main`](crate::spawner_main).
     pub spawner: Option<PathBuf>,
+    /// Whether an interactive bash, zsh or fish session gets our hooks, which report each
+    /// command's exit status and the shell's directory (default true); an open may say
+    /// otherwise ([`OpenRequest::shell_integration`](crate::OpenRequest::shell_integration)).
+    pub shell_integration: bool,
     /// The default colours sessions say their terminal has when a program asks (OSC 10,
     /// 11 and 12): set them to what the people's views draw, so that a program that picks
     /// its palette by the background (vim's `background`) picks one that reads there.
@@ -133,6 +137,7 @@ impl Default for Config {
             sandbox_hidden: Vec::new(),
             spawner: None,
             colours: Colours::default(),
+            shell_integration: true,
         }
     }
 }

@@ -110,6 +110,7 @@ mod sandbox;
 mod service;
 mod session;
 mod settle;
+mod shell;
 mod signal;
 mod tap;
 mod term;
@@ -129,6 +130,7 @@ pub use request::{
 pub use sandbox::{ABI_CEILING_VAR, Sandbox};
 pub use service::PtyService;
 pub use settle::progress::{Progress, ProgressFn};
+pub use shell::commands::ShellCommand;
 pub use term::screen::{Position, Screen};
 pub use tokio_util::sync::CancellationToken;
 pub use watch::{Watch, WatchEvent};

@@ -42,6 +42,10 @@ struct Shared {
     registry: Mutex<Registry<Arc<Session>>>,
     /// Forks the shims; its process goes when the service does.
     spawner: SpawnerHandle,
+    /// The files of the shells' hooks, written at the first open that needs them, and
+    /// again if they are gone (a cleaner of the temp directory). Short critical sections
+    /// only: no `.await` while it is held.
+    scripts: Mutex<Option<Arc<crate::shell::Scripts>>>,
 }
 
 /// The service's sessions are the registry's entries.
@@ -172,6 +176,7 @@ impl PtyService {
                 input_wait: crate::procfs::input_wait_supported(),
                 registry: Mutex::new(Registry::new(limits)),
                 spawner,
+                scripts: Mutex::new(None),
             }),
         })
     }
@@ -201,7 +206,7 @@ impl PtyService {
         let config = &self.shared.config;
         let plan = Plan::new(&request.settle, start)?;
         let budget = self.budget(request.lines, request.max_bytes)?;
-        let options = self.spawn_options(&request)?;
+        let (options, key) = self.spawn_options(&request)?;
         let (cols, rows) = (options.cols, options.rows);
         let header_env: BTreeMap<String, String> = ["TERM", "SHELL"]
             .into_iter()
@@ -244,6 +249,7 @@ impl PtyService {
             self.shared.input_wait,
             tap,
             config.colours,
+            key,
         )
         .map_err(|err| {
             Error::spawn_failed(&request.command, "cannot watch the terminal", Some(err))
@@ -260,6 +266,7 @@ impl PtyService {
         match progress::watch(&session, progress, start, settled).await {
             Ok(settled_by) => {
                 let reply = reply(&session, budget);
+                let commands = session.state().take_commands();
                 self.shared.prune_exited(owner);
                 Ok(Opened {
                     session_id: id,
@@ -271,6 +278,7 @@ impl PtyService {
                     alt_screen: reply.screen.is_some(),
                     screen: reply.screen,
                     sandbox: session.origin.sandbox,
+                    commands,
                 })
             }
             Err(err) => {
@@ -333,10 +341,11 @@ impl PtyService {
         let progress = request.settle.progress.as_ref();
         let settled = settle::settle(&session, &plan, base, probe, Some(cancel));
         let settled_by = progress::watch(&session, progress, start, settled).await?;
-        let reply = if request.read {
-            reply(&session, budget)
+        let (reply, commands) = if request.read {
+            let reply = reply(&session, budget);
+            (reply, session.state().take_commands())
         } else {
-            look(&session)
+            (look(&session), Vec::new())
         };
         Ok(Sent {
             delta: reply.output,
@@ -346,6 +355,7 @@ impl PtyService {
             settled_by,
             alt_screen: reply.screen.is_some(),
             screen: reply.screen,
+            commands,
         })
     }
 
@@ -376,9 +386,9 @@ impl PtyService {
             None
         };
         let mut state = session.state();
-        let output = match request.from {
-            Some(from) => state.reread(from, budget),
-            None => state.read(budget),
+        let (output, commands) = match request.from {
+            Some(from) => (state.reread(from, budget), Vec::new()),
+            None => (state.read(budget), state.take_commands()),
         };
         Ok(Tail {
             output,
@@ -388,6 +398,7 @@ impl PtyService {
             line_begin: state.line_begin(),
             alt_screen: state.in_alt_screen(),
             settled_by,
+            commands,
         })
     }
 
@@ -461,7 +472,8 @@ impl PtyService {
                     command: session.origin.command.clone(),
                     pid: session.pid,
                     status: state.status(),
-                    cwd: session.origin.cwd.clone(),
+                    cwd: (state.shell.cwd.clone()).unwrap_or_else(|| session.origin.cwd.clone()),
+                    last_exit_code: state.shell.last_status,
                     started_at: session.origin.started_at,
                     unread_lines: state.unread(),
                     pending: state.pending(),
@@ -504,8 +516,9 @@ impl PtyService {
         }
     }
 
-    /// Checks an open request and turns it into spawn options.
-    fn spawn_options(&self, request: &OpenRequest) -> Result<SpawnOptions> {
+    /// Checks an open request and turns it into spawn options, with the key of the
+    /// shell's hooks when the command is a shell that gets them ([`crate::shell`]).
+    fn spawn_options(&self, request: &OpenRequest) -> Result<(SpawnOptions, Option<String>)> {
         let config = &self.shared.config;
         crate::request::check_open(request)?;
         let backend = config.backends.get(&config.backend_type).ok_or_else(|| {
@@ -514,7 +527,7 @@ impl PtyService {
                 format!("{:?} is not a registered backend", config.backend_type),
             )
         })?;
-        let argv = backend.argv(&request.command)?;
+        let mut argv = backend.argv(&request.command)?;
         let service_env: BTreeMap<String, String> = std::env::vars_os()
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
             .filter(|(k, _)| k != crate::spawner::MARKER)
@@ -527,17 +540,62 @@ impl PtyService {
             // choosing once made any directory writable.
             env.insert("TMPDIR".to_owned(), crate::sandbox::TEMP_DIR.to_owned());
         }
-        Ok(SpawnOptions {
-            argv,
-            command: request.command.clone(),
-            cwd: request.cwd.clone(),
-            sandbox,
-            env,
-            cols: request.cols.unwrap_or(limits::DEFAULT_COLS),
-            rows: request.rows.unwrap_or(limits::DEFAULT_ROWS),
-            echo: request.echo,
-            grace: config.close_grace,
-        })
+        let hooks = self.hooks(request, &env, sandbox.is_some());
+        let key = hooks.map(|hooks| {
+            argv = hooks.argv;
+            env.extend(hooks.env);
+            hooks.key
+        });
+        Ok((
+            SpawnOptions {
+                argv,
+                command: request.command.clone(),
+                cwd: request.cwd.clone(),
+                sandbox,
+                env,
+                cols: request.cols.unwrap_or(limits::DEFAULT_COLS),
+                rows: request.rows.unwrap_or(limits::DEFAULT_ROWS),
+                echo: request.echo,
+                grace: config.close_grace,
+            },
+            key,
+        ))
+    }
+
+    /// How to start `request`'s command with the shells' hooks, if it is a shell that
+    /// gets them: integration on (the request's say, else the config's), one of the
+    /// built-in backends (another backend's argv is its own business), and, in a sandbox,
+    /// hooks' files the sandbox sees (not in the temp directory, which a sandbox has of
+    /// its own).
+    fn hooks(
+        &self,
+        request: &OpenRequest,
+        env: &BTreeMap<String, String>,
+        sandboxed: bool,
+    ) -> Option<crate::shell::Hooks> {
+        let config = &self.shared.config;
+        let on = request
+            .shell_integration
+            .unwrap_or(config.shell_integration);
+        if !on || !["shell", "exec"].contains(&config.backend_type.as_str()) {
+            return None;
+        }
+        let scripts = {
+            let mut scripts = (self.shared.scripts.lock()).unwrap_or_else(|p| p.into_inner());
+            if !scripts.as_ref().is_some_and(|s| s.present()) {
+                *scripts = crate::shell::Scripts::write()
+                    .inspect_err(|err| {
+                        tracing::warn!("shells go without hooks: cannot write their files: {err}")
+                    })
+                    .ok()
+                    .map(Arc::new);
+            }
+            scripts.clone()?
+        };
+        if sandboxed && !scripts.seen_in_sandboxes() {
+            return None;
+        }
+        crate::shell::hooks(&request.command, env, &scripts)
     }
 
     /// The sandbox policy of `request`, once the kernel is known to enforce it; `None`

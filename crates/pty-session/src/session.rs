@@ -17,6 +17,8 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::watch;
 
 use crate::procfs::{GroupCache, GroupProbe};
+use crate::shell::commands::ShellState;
+use crate::shell::marks::{Mark, MarkFilter};
 use crate::shim::{REPORT_LEN, Report};
 use crate::spawn::Spawned;
 use crate::tap::Tap;
@@ -107,11 +109,23 @@ pub(crate) struct State {
     pub(crate) output_seq: u64,
     /// The recording and the live feed, handed every chunk as it is read.
     pub(crate) tap: Tap,
+    /// Takes the shell's marks out of the output, before anything else sees it.
+    marks: MarkFilter,
+    /// What the shell's marks told.
+    pub(crate) shell: ShellState,
 }
 
 impl State {
     pub(crate) fn status(&self) -> Status {
         self.exit.map_or(Status::Running, Status::Exited)
+    }
+
+    /// Hands out the shell commands that finished since they were last taken: what a
+    /// read delivers with its lines. A command still running when the shell exited
+    /// (`exit`) ended with it.
+    pub(crate) fn take_commands(&mut self) -> Vec<crate::ShellCommand> {
+        let exited = self.exit.map(|exit| exit.code());
+        self.shell.take(exited, Instant::now())
     }
 
     /// Delivers the unread lines within `budget` and moves the cursor past them: the rows
@@ -286,6 +300,7 @@ impl Session {
         input_wait_supported: bool,
         tap: Tap,
         colours: crate::Colours,
+        key: Option<String>,
     ) -> io::Result<Arc<Session>> {
         let Spawned {
             master,
@@ -316,6 +331,8 @@ impl Session {
                 last_output: Instant::now(),
                 output_seq: 0,
                 tap,
+                shell: ShellState::new(key.is_some()),
+                marks: MarkFilter::new(key),
             }),
             changed: watch::Sender::new(0),
             write_lock: tokio::sync::Mutex::new(()),
@@ -520,10 +537,23 @@ impl Session {
                         got_output = true;
                         read += n;
                         let state = &mut *state;
-                        state.renderer.feed(&buf[..n], rendered);
-                        state.tap.output(&buf[..n]);
+                        // The shell's marks out first: no one else sees them.
+                        let mut marks = Vec::new();
+                        let chunk = state.marks.feed(&buf[..n], &mut marks);
+                        if !marks.is_empty() {
+                            let now = Instant::now();
+                            let prompt =
+                                |m: &Mark| matches!(m, Mark::PromptStart | Mark::PromptEnd);
+                            let typed_ahead = marks.iter().any(prompt)
+                                && crate::pty::input_unread(self.master.get_ref()) == Some(true);
+                            for mark in marks {
+                                state.shell.apply(mark, now, typed_ahead);
+                            }
+                        }
+                        state.renderer.feed(&chunk, rendered);
+                        state.tap.output(&chunk);
                         state.window.feed(
-                            &buf[..n],
+                            &chunk,
                             state.renderer.addresses_screen(),
                             state.renderer.key_modes(),
                         );

@@ -9,8 +9,8 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
 
 use crate::mcp::wire::{
-    CloseResult, CursorPosition, ExitFields, ListResult, OpenResult, ScreenResult, SendResult,
-    TailResult,
+    CloseResult, CommandResult, CursorPosition, ExitFields, ListResult, OpenResult, ScreenResult,
+    SendResult, TailResult,
 };
 
 /// The longest pending line the status line quotes; the structured result has all of it.
@@ -105,6 +105,7 @@ pub fn wire_name(name: &str) -> String {
 
 pub fn opened(result: &OpenResult, sandbox: Sandbox) -> CallToolResult {
     let mut status = Status::new(&result.session_id, result.status, &result.exit);
+    status.last_command(&result.commands);
     status.sandbox(sandbox);
     status.part(format!("pid {}", result.pid));
     status.settled_by(result.settled_by);
@@ -119,6 +120,7 @@ pub fn opened(result: &OpenResult, sandbox: Sandbox) -> CallToolResult {
 
 pub fn sent(id: &str, sandbox: Sandbox, result: &SendResult) -> CallToolResult {
     let mut status = Status::new(id, result.status, &result.exit);
+    status.last_command(&result.commands);
     status.sandbox(sandbox);
     status.settled_by(result.settled_by);
     status.unread_left_out(result.skipped, result.rest);
@@ -136,6 +138,7 @@ pub fn sent(id: &str, sandbox: Sandbox, result: &SendResult) -> CallToolResult {
 
 pub fn tail(id: &str, sandbox: Sandbox, result: &TailResult) -> CallToolResult {
     let mut status = Status::new(id, result.status, &result.exit);
+    status.last_command(&result.commands);
     status.sandbox(sandbox);
     if let Some(reason) = result.settled_by {
         status.settled_by(reason);
@@ -196,6 +199,9 @@ pub fn listed(result: &ListResult) -> CallToolResult {
         }
         status.part(format!("pid {}", session.pid));
         status.part(format!("{} unread lines", session.unread_lines));
+        if let Some(code) = session.last_exit_code {
+            status.part(format!("last command exit {code}"));
+        }
         status.pending(&session.pending);
         status.alt_screen(session.alt_screen);
         status.part(format!("started {}", session.started_at));
@@ -236,6 +242,18 @@ impl Status {
             let _ = write!(line, " · killed by {signal}");
         }
         Status { line }
+    }
+
+    /// The last shell command of the reply, when it failed: `exit 1`.
+    fn last_command(&mut self, commands: &[CommandResult]) {
+        if let Some(CommandResult {
+            exit_code: Some(code),
+            ..
+        }) = commands.last()
+            && *code != 0
+        {
+            self.part(format!("exit {code}"));
+        }
     }
 
     fn part(&mut self, part: impl AsRef<str>) {
@@ -358,6 +376,7 @@ mod tests {
         check(
             opened(
                 &OpenResult {
+                    commands: Vec::new(),
                     session_id: "p7k2m9q4".into(),
                     pid: 4242,
                     status: "running",
@@ -391,6 +410,7 @@ mod tests {
                 "abcd2345",
                 Sandbox::None,
                 &SendResult {
+                    commands: Vec::new(),
                     delta: Some("line 9\n".into()),
                     status: "exited",
                     exit: ExitFields {
@@ -429,6 +449,7 @@ mod tests {
                 "abcd2345",
                 Sandbox::None,
                 &TailResult {
+                    commands: Vec::new(),
                     text: String::new(),
                     lines: 0,
                     truncated: false,
@@ -465,6 +486,7 @@ mod tests {
                 "abcd2345",
                 Sandbox::None,
                 &TailResult {
+                    commands: Vec::new(),
                     text: "5\n6\n".into(),
                     lines: 2,
                     truncated: true,
@@ -489,6 +511,58 @@ mod tests {
                 [abcd2345 running · settled by match · lines 5..7 re-read, 40 in total · 3 asked-for lines gone from the scrollback (it keeps 5..40) · … 33 later lines: pty_tail from 7 · pending: "$ "]
                 ---
                 {"cutLines":0,"lineBegin":5,"lineEnd":40,"lines":2,"pending":"$ ","settledBy":"match","skipped":3,"status":"running","text":"5\n6\n","totalLines":40,"truncated":true}
+                isError=Some(false)"#]],
+        );
+    }
+
+    #[test]
+    fn a_failed_last_command_is_named() {
+        let command = |command: &str, exit_code| CommandResult {
+            command: command.into(),
+            exit_code: Some(exit_code),
+            duration_ms: 3,
+        };
+        let result = |commands| SendResult {
+            delta: Some("$ false\n".into()),
+            status: "running",
+            exit: ExitFields::default(),
+            pending: "$ ".into(),
+            truncated: false,
+            skipped: 0,
+            cut_lines: 0,
+            settled_by: "prompt",
+            alt_screen: false,
+            screen: None,
+            cursor: None,
+            rest: None,
+            commands,
+        };
+        check(
+            sent(
+                "k3v8q2mx",
+                Sandbox::None,
+                &result(vec![command("true", 0), command("false", 1)]),
+            ),
+            expect![[r#"
+                $ false
+                [k3v8q2mx running · exit 1 · settled by prompt · pending: "$ "]
+                ---
+                {"commands":[{"command":"true","durationMs":3,"exitCode":0},{"command":"false","durationMs":3,"exitCode":1}],"cutLines":0,"delta":"$ false\n","pending":"$ ","settledBy":"prompt","skipped":0,"status":"running","truncated":false}
+                isError=Some(false)"#]],
+        );
+        // A failure before a success is not the last command's.
+        let text = sent(
+            "k3v8q2mx",
+            Sandbox::None,
+            &result(vec![command("false", 1), command("true", 0)]),
+        );
+        check(
+            text,
+            expect![[r#"
+                $ false
+                [k3v8q2mx running · settled by prompt · pending: "$ "]
+                ---
+                {"commands":[{"command":"false","durationMs":3,"exitCode":1},{"command":"true","durationMs":3,"exitCode":0}],"cutLines":0,"delta":"$ false\n","pending":"$ ","settledBy":"prompt","skipped":0,"status":"running","truncated":false}
                 isError=Some(false)"#]],
         );
     }

@@ -111,6 +111,8 @@ impl PtyTools {
     /// `pending` prompt means the program waits for you; settledBy "timeout" means it is
     /// still busy: read on with pty_tail, or pass `until` and a longer timeoutMs. While a
     /// full-screen program runs, the reply carries `screen` and `cursor`.
+    /// In a bash, zsh or fish session, `commands` lists each command that finished, with
+    /// its exitCode: no need to append `; echo $?`.
     #[tool(
         input_schema = wire::input_schema::<SendArgs>(),
         output_schema = wire::output_schema::<SendResult>(),

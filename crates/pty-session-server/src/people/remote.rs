@@ -189,3 +189,49 @@ pub fn default_url() -> String {
 /// The environment variable that names the `serve` of `ls` and `attach` without `--url`
 /// (they still ask the background server too).
 pub const URL_ENV: &str = "PTY_SESSION_URL";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_give_their_authority_and_port() {
+        assert_eq!(
+            authority_of("http://127.0.0.1:7717").unwrap(),
+            ("127.0.0.1:7717".to_owned(), 7717)
+        );
+        assert_eq!(
+            authority_of("http://localhost/api").unwrap(),
+            ("localhost:80".to_owned(), 80)
+        );
+        assert_eq!(
+            authority_of("http://[::1]").unwrap(),
+            ("[::1]:80".to_owned(), 80)
+        );
+        assert_eq!(
+            authority_of("http://[::1]:9").unwrap(),
+            ("[::1]:9".to_owned(), 9)
+        );
+        for bad in [
+            "https://127.0.0.1",
+            "127.0.0.1:7717",
+            "http://",
+            "http://h:port",
+        ] {
+            assert!(authority_of(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[tokio::test]
+    async fn nothing_listens_on_a_port_just_let_go() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        assert!(!listens(&format!("127.0.0.1:{port}")).await);
+        let held = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = held.local_addr().unwrap();
+        assert!(listens(&addr.to_string()).await);
+    }
+}

@@ -320,3 +320,23 @@ fn running(pid: rustix::process::Pid) -> bool {
         })
         .unwrap_or(false)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_holder_of_the_lock_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(lock_holder(dir.path()), None, "no lock file");
+        let lock = std::fs::File::create(dir.path().join(LOCK)).unwrap();
+        assert_eq!(lock_holder(dir.path()), None, "a lock file nobody holds");
+        assert!(lock_is_free(dir.path()).unwrap());
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+        let (pid, command) = lock_holder(dir.path()).expect("this process holds it");
+        assert_eq!(pid, std::process::id());
+        assert!(!command.is_empty());
+        // Another open file description of the same file cannot take it.
+        assert!(!lock_is_free(dir.path()).unwrap());
+    }
+}

@@ -68,25 +68,24 @@ struct Server {
 }
 
 impl Server {
-    fn session_count(&self) -> usize {
-        let named = self
-            .named
+    /// Every owner that connected, as of now.
+    fn named(&self) -> BTreeSet<String> {
+        self.named
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        named
+            .clone()
+    }
+
+    fn session_count(&self) -> usize {
+        self.named()
             .iter()
             .map(|owner| self.service.sessions(&Owner::new(owner.as_str())).len())
             .sum()
     }
 
     fn listing(&self) -> Vec<Listing> {
-        let named = self
-            .named
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        let mut sessions: Vec<Listing> = named
+        let mut sessions: Vec<Listing> = self
+            .named()
             .iter()
             .flat_map(|owner| {
                 self.service
@@ -101,12 +100,7 @@ impl Server {
 
     /// The owner of session `id`, among those that connected.
     fn owner_of(&self, id: &pty_session::SessionId) -> Option<Owner> {
-        let named = self
-            .named
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        named
+        self.named()
             .iter()
             .map(|owner| Owner::new(owner.as_str()))
             .find(|owner| self.service.sessions(owner).contains(id))

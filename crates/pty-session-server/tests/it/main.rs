@@ -27,6 +27,7 @@ mod robustness;
 mod sandbox;
 mod schema;
 mod screens;
+mod shells;
 mod soak;
 mod ssh;
 mod support;

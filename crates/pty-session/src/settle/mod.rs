@@ -104,6 +104,8 @@ pub(crate) struct Baseline {
     prompt_after_line: bool,
     /// What the send typed, whose echo `until` does not see.
     echo: Echo,
+    /// The shell's prompts drawn by then ([`crate::shell`]): one more is the shell back.
+    prompts: u64,
 }
 
 impl Baseline {
@@ -117,6 +119,7 @@ impl Baseline {
             prompt: Some(PromptShape::any()),
             prompt_after_line: false,
             echo: Echo::default(),
+            prompts: state.shell.prompts,
         }
     }
 
@@ -136,6 +139,7 @@ impl Baseline {
             prompt,
             prompt_after_line: true,
             echo: Echo::default(),
+            prompts: state.shell.prompts,
         }
     }
 
@@ -160,6 +164,7 @@ impl Baseline {
             prompt: None,
             prompt_after_line: false,
             echo: Echo::default(),
+            prompts: state.shell.prompts,
         }
     }
 }
@@ -228,6 +233,7 @@ pub(crate) async fn settle(
                 exit: state.exit.map(|_| state.eof),
                 matched,
                 prompt,
+                shell_prompt: state.shell.prompts > base.prompts,
                 group: None,
                 last_write: None,
             }

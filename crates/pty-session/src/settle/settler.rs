@@ -107,6 +107,8 @@ pub(crate) struct Seen {
     /// The pending line is a prompt of the settle's shape that came after the command's
     /// output (looked at only when [`Settler::wants_prompt`]).
     pub(crate) prompt: bool,
+    /// The shell drew its prompt (its mark) since the settle began: its command ended.
+    pub(crate) shell_prompt: bool,
     /// The look at the foreground group, when [`Settler::wants_look`] asked for one.
     pub(crate) group: Option<GroupLook>,
     /// When the last write into the terminal completed (with a look).
@@ -138,6 +140,8 @@ pub(crate) struct Wake {
 /// settle is done (and why) or when to look again.
 pub(crate) struct Settler {
     input_wait: bool,
+    /// The shell's prompt mark ends the settle ([`Seen::shell_prompt`]): `settle: auto`.
+    shell_prompts: bool,
     /// Quiet ends the settle whatever the group does (`settle: quiet`, or no input wait
     /// on this machine).
     quiet_always: bool,
@@ -186,6 +190,7 @@ impl Settler {
         let input_wait = readable && plan.mode == Settle::Auto;
         Settler {
             input_wait,
+            shell_prompts: plan.mode == Settle::Auto,
             quiet_always: plan.mode == Settle::Quiet || !input_wait,
             quiet: plan.quiet,
             until: plan.until.is_some(),
@@ -257,6 +262,11 @@ impl Settler {
         }
         if seen.matched {
             return Next::Done(SettleReason::Match);
+        }
+        // The shell said its prompt is back: the command ended, the shell waits for the
+        // next one. Only the person can wake it, so this holds with `until` too.
+        if seen.shell_prompt && self.shell_prompts {
+            return Next::Done(SettleReason::Prompt);
         }
         let exited = seen.exit.is_some();
         let quiet_at = seen.last_output.max(self.start) + self.quiet;
@@ -510,6 +520,7 @@ mod tests {
                 exit: world.exit.filter(|&(at, _)| at <= t).map(|(_, eof)| eof),
                 matched: world.matched.is_some_and(|at| at <= t),
                 prompt: settler.wants_prompt() && world.prompt.is_some_and(|at| at <= t),
+                shell_prompt: false,
                 group: None,
                 last_write: None,
             };
@@ -1054,6 +1065,7 @@ mod tests {
             exit: None,
             matched: false,
             prompt: false,
+            shell_prompt: false,
             group,
             last_write: None,
         }
@@ -1098,5 +1110,87 @@ mod tests {
         // A candidate: the next look adds processes started since (one may have joined).
         assert_eq!(settler.wants_look(&seen(us(40), None)), Some(Lookup::New));
         assert_eq!(settler.wants_look(&seen(ms(60), None)), Some(Lookup::All));
+    }
+}
+
+/// The shell's prompt mark ([`Seen::shell_prompt`]) on scripted timelines, apart from the
+/// simulator above: a step sees the group working (`make` still running, say) and the
+/// mark arrives at a given time.
+#[cfg(test)]
+mod shell_prompt_tests {
+    use super::*;
+    use crate::request::SettleOptions;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    /// What a step at `at` sees: output at 1 ms, the group working, the mark or not.
+    fn seen(t0: Instant, at: Duration, shell_prompt: bool) -> Seen {
+        Seen {
+            now: t0 + at,
+            changed: false,
+            output_seq: 1,
+            last_output: t0 + ms(1),
+            exit: None,
+            matched: false,
+            prompt: false,
+            shell_prompt,
+            group: Some(GroupLook::Working),
+            last_write: None,
+        }
+    }
+
+    /// Steps every millisecond until done; the mark comes at `mark` (if ever).
+    fn play(options: SettleOptions, mark: Option<Duration>) -> (SettleReason, Duration) {
+        let t0 = Instant::now();
+        let plan = Plan::new(&options, t0).unwrap();
+        let mut settler = Settler::new(&plan, true, t0);
+        let mut t = Duration::ZERO;
+        loop {
+            let marked = mark.is_some_and(|at| at <= t);
+            if let Next::Done(reason) = settler.step(&seen(t0, t, marked)) {
+                return (reason, t);
+            }
+            t += ms(1);
+        }
+    }
+
+    #[test]
+    fn the_prompt_mark_ends_the_settle_at_once() {
+        assert_eq!(
+            play(SettleOptions::default(), Some(ms(40))),
+            (SettleReason::Prompt, ms(40))
+        );
+    }
+
+    #[test]
+    fn the_prompt_mark_ends_a_wait_for_until_too() {
+        let options = SettleOptions {
+            until: Some("never".into()),
+            ..SettleOptions::default()
+        };
+        assert_eq!(play(options, Some(ms(7))), (SettleReason::Prompt, ms(7)));
+    }
+
+    #[test]
+    fn without_the_mark_the_other_rules_hold() {
+        let (reason, at) = play(SettleOptions::default(), None);
+        assert_eq!(reason, SettleReason::Timeout);
+        assert_eq!(
+            at,
+            Duration::from_millis(crate::request::limits::DEFAULT_TIMEOUT_MS)
+        );
+    }
+
+    #[test]
+    fn a_quiet_settle_ignores_the_mark() {
+        let options = SettleOptions {
+            settle: Settle::Quiet,
+            ..SettleOptions::default()
+        };
+        let (reason, at) = play(options, Some(ms(5)));
+        assert_eq!(reason, SettleReason::Quiet);
+        assert!(at >= ms(300), "{at:?}");
     }
 }

@@ -20,5 +20,6 @@ mod redraws;
 mod sandbox;
 mod screens;
 mod settle;
+mod shells;
 mod terminal_waits;
 mod wraps;

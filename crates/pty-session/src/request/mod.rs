@@ -1,163 +1,27 @@
-//! What callers ask for ([`OpenRequest`], [`SendRequest`]) and what they get back
-//! ([`Opened`], [`Sent`], [`Tail`]), with the fields of docs/tools.md.
+//! What callers ask for ([`OpenRequest`], [`SendRequest`], [`TailRequest`]) and what they
+//! get back ([`Opened`], [`Sent`], [`Tail`]), with the fields of docs/tools.md:
+//!
+//! - here: the requests and their builders;
+//! - `settle`: how a wait ends ([`Settle`]) and what ended it ([`SettleReason`]);
+//! - `status`: whether a process runs and how it ended;
+//! - `reply`: the replies;
+//! - `checks`: the limits ([`limits`]) and the checks of every argument beside them.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::SessionId;
+mod checks;
+mod reply;
+mod settle;
+mod status;
 
-/// Which signals end a settle. See docs/tools.md, "Settling".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum Settle {
-    /// Exit, input wait, `until`, timeout; quiet too where the input-wait signal is absent.
-    #[default]
-    Auto,
-    /// Exit, `until`, quiet, timeout: input wait is ignored. For programs that read input
-    /// while they keep working.
-    Quiet,
-    /// Return right after the write with what had already arrived.
-    None,
-    /// Exit, `until`, timeout: neither input wait nor quiet ends it, and `quiet` is not
-    /// used. For a driver that knows the marker its program prints when done (gdb's
-    /// `(gdb) `, a framed command's end line); without `until` it waits for the exit.
-    Until,
-}
-
-impl Settle {
-    /// The wire name: `"auto"`, `"quiet"`, `"none"` or `"until"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Settle::Auto => "auto",
-            Settle::Quiet => "quiet",
-            Settle::None => "none",
-            Settle::Until => "until",
-        }
-    }
-}
-
-/// Which signal ended a settle (`settledBy`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum SettleReason {
-    /// The process exited and all of its output was read.
-    Exit,
-    /// The foreground processes wait for input and no output is coming.
-    Input,
-    /// The session waits on the terminal and an outside source (an `ssh` client), and
-    /// its prompt came back: a pending line of the prompt's shape stayed unchanged.
-    Prompt,
-    /// A new line or the pending line matched `until`.
-    Match,
-    /// No output for `quiet_ms`.
-    Quiet,
-    /// `timeout_ms` passed.
-    Timeout,
-    /// `settle: none`: no waiting.
-    None,
-}
-
-impl SettleReason {
-    /// Every reason, in the order docs and schemas list them.
-    pub const ALL: [SettleReason; 7] = [
-        SettleReason::Exit,
-        SettleReason::Input,
-        SettleReason::Prompt,
-        SettleReason::Match,
-        SettleReason::Quiet,
-        SettleReason::Timeout,
-        SettleReason::None,
-    ];
-
-    /// The wire name, e.g. `"input"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SettleReason::Exit => "exit",
-            SettleReason::Input => "input",
-            SettleReason::Prompt => "prompt",
-            SettleReason::Match => "match",
-            SettleReason::Quiet => "quiet",
-            SettleReason::Timeout => "timeout",
-            SettleReason::None => "none",
-        }
-    }
-}
-
-impl fmt::Display for SettleReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// How a session's process ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExitStatus {
-    /// It exited with this code.
-    Code(i32),
-    /// A signal killed it (the signal's number).
-    Signal(i32),
-}
-
-impl ExitStatus {
-    /// The exit code, if it exited normally.
-    pub fn code(self) -> Option<i32> {
-        match self {
-            ExitStatus::Code(code) => Some(code),
-            ExitStatus::Signal(_) => None,
-        }
-    }
-
-    /// The signal's name (`"SIGKILL"`), if a signal killed it.
-    pub fn signal_name(self) -> Option<String> {
-        match self {
-            ExitStatus::Code(_) => None,
-            ExitStatus::Signal(number) => Some(crate::signal::name(number)),
-        }
-    }
-}
-
-impl fmt::Display for ExitStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ExitStatus::Code(code) => write!(f, "exit code {code}"),
-            ExitStatus::Signal(number) => write!(f, "killed by {}", crate::signal::name(*number)),
-        }
-    }
-}
-
-/// Whether a session's process runs (`status`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    /// The process runs.
-    Running,
-    /// The process ended.
-    Exited(ExitStatus),
-}
-
-impl Status {
-    /// The wire names of the two states, as [`as_str`](Self::as_str) gives them.
-    pub const NAMES: [&'static str; 2] = ["running", "exited"];
-
-    /// `"running"` or `"exited"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Running => "running",
-            Status::Exited(_) => "exited",
-        }
-    }
-
-    /// How the process ended, if it did.
-    pub fn exit(self) -> Option<ExitStatus> {
-        match self {
-            Status::Running => None,
-            Status::Exited(exit) => Some(exit),
-        }
-    }
-}
+pub use checks::*;
+pub use reply::*;
+pub use settle::*;
+pub use status::*;
 
 /// The settle options shared by open and send.
 #[derive(Debug, Clone, Default)]
@@ -288,6 +152,9 @@ pub struct OpenRequest {
     pub(crate) settle: SettleOptions,
     /// The sandbox; `None` takes [`Config::sandbox`](crate::Config::sandbox).
     pub(crate) sandbox: Option<crate::Sandbox>,
+    /// Shell integration; `None` takes
+    /// [`Config::shell_integration`](crate::Config::shell_integration).
+    pub(crate) shell_integration: Option<bool>,
 }
 
 impl OpenRequest {
@@ -310,7 +177,17 @@ impl OpenRequest {
             max_bytes: None,
             settle: SettleOptions::default(),
             sandbox: None,
+            shell_integration: None,
         }
+    }
+
+    /// Whether an interactive bash, zsh or fish gets our hooks, which report each
+    /// command's exit status and the shell's directory (default:
+    /// [`Config::shell_integration`](crate::Config::shell_integration), itself true by
+    /// default). Marks a program sends itself are read either way.
+    pub fn shell_integration(mut self, on: bool) -> OpenRequest {
+        self.shell_integration = Some(on);
+        self
     }
 
     /// Runs the session in `sandbox` (default: [`Config::sandbox`](crate::Config::sandbox),
@@ -584,359 +461,6 @@ impl From<Option<u64>> for TailRequest {
             lines,
             ..TailRequest::default()
         }
-    }
-}
-
-/// The lines a reply delivers: those after the cursor (or, for a re-read, from the line
-/// asked for), within the budgets of lines and bytes.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Output {
-    /// The completed lines, each ending in `\n`.
-    pub text: String,
-    /// How many lines `text` holds.
-    pub lines: usize,
-    /// Whether lines were left out: unread lines over the budget or gone from the
-    /// scrollback; for a re-read, also later lines that did not fit.
-    pub truncated: bool,
-    /// How many asked-for lines were left out and cannot be in this reply: for a read
-    /// after the cursor, the unread lines not delivered; for a re-read, the asked-for
-    /// lines that are gone from the scrollback.
-    pub skipped: u64,
-    /// How many lines were longer than the whole byte budget and come cut to it (the
-    /// first line delivered, if any).
-    pub cut_lines: usize,
-    /// The number of the first line in `text` (where it would be when `text` is empty).
-    pub first_line: u64,
-    /// Lines left out that the scrollback still holds, and where a re-read gets them.
-    pub rest: Option<Rest>,
-}
-
-/// Lines a reply left out that can still be re-read: `lines` of them, from line `from` on
-/// (earlier than the reply for a read after the cursor, later for a re-read).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rest {
-    /// How many lines.
-    pub lines: u64,
-    /// The number of the first of them: give it as [`TailRequest::from`].
-    pub from: u64,
-}
-
-/// The reply to [`PtyService::open`](crate::PtyService::open).
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct Opened {
-    /// The new session's id.
-    pub session_id: SessionId,
-    /// The pid of the command's process.
-    pub pid: u32,
-    /// Whether it still runs.
-    pub status: Status,
-    /// The lines it printed before the settle (`initialOutput`).
-    pub initial_output: Output,
-    /// The text after the last line end, such as a prompt.
-    pub pending: String,
-    /// What ended the settle.
-    pub settled_by: SettleReason,
-    /// Whether a full-screen program has the alternate screen on.
-    pub alt_screen: bool,
-    /// The screen, while a full-screen program has the alternate screen on.
-    pub screen: Option<crate::Screen>,
-    /// The sandbox the session runs in.
-    pub sandbox: crate::Sandbox,
-}
-
-/// The reply to [`PtyService::send`](crate::PtyService::send).
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct Sent {
-    /// The lines that arrived after the cursor (`delta`); empty, the cursor left alone,
-    /// when the request did not [`read`](SendRequest::read).
-    pub delta: Output,
-    /// Whether the output was read: false for [`SendRequest::read(false)`](SendRequest::read).
-    pub read: bool,
-    /// Whether the process still runs.
-    pub status: Status,
-    /// The text after the last line end.
-    pub pending: String,
-    /// What ended the settle.
-    pub settled_by: SettleReason,
-    /// Whether a full-screen program has the alternate screen on.
-    pub alt_screen: bool,
-    /// The screen, while a full-screen program has the alternate screen on.
-    pub screen: Option<crate::Screen>,
-}
-
-/// The reply to [`PtyService::tail`](crate::PtyService::tail).
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct Tail {
-    /// The unread lines (`text`, `lines`, `truncated`, `skipped`).
-    pub output: Output,
-    /// The text after the last line end.
-    pub pending: String,
-    /// Whether the process still runs.
-    pub status: Status,
-    /// Lines completed since the session started (`totalLines`, also `lineEnd`).
-    pub total_lines: u64,
-    /// The number of the oldest line still in the scrollback (`lineBegin`).
-    pub line_begin: u64,
-    /// Whether a full-screen program has the alternate screen on.
-    pub alt_screen: bool,
-    /// What ended the wait, when the tail was asked to wait.
-    pub settled_by: Option<SettleReason>,
-}
-
-/// One of an owner's sessions, as [`PtyService::list`](crate::PtyService::list) shows it.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct SessionInfo {
-    /// The session's id.
-    pub id: SessionId,
-    /// The command as it was given to open.
-    pub command: String,
-    /// The pid of the command's process.
-    pub pid: u32,
-    /// Whether it still runs, or how it ended.
-    pub status: Status,
-    /// The working directory it started in.
-    pub cwd: PathBuf,
-    /// When it was opened.
-    pub started_at: std::time::SystemTime,
-    /// Completed lines after the read cursor.
-    pub unread_lines: u64,
-    /// The text after the last line end, such as a prompt.
-    pub pending: String,
-    /// Whether a full-screen program has the alternate screen on.
-    pub alt_screen: bool,
-    /// The sandbox it runs in.
-    pub sandbox: crate::Sandbox,
-}
-
-/// The limits of docs/tools.md on numeric arguments, so that the server can state them too.
-pub mod limits {
-    /// The longest line, in bytes of UTF-8: a longer one comes cut into lines of at most
-    /// this many bytes, never inside a character (so each piece but the last holds at
-    /// least `MAX_LINE_BYTES - 3`), counted in `cutLines` where a budget cut it further.
-    pub const MAX_LINE_BYTES: usize = 64 * 1024;
-    /// The largest `timeoutMs`.
-    pub const MAX_TIMEOUT_MS: u64 = 600_000;
-    /// The default `timeoutMs`.
-    pub const DEFAULT_TIMEOUT_MS: u64 = 5_000;
-    /// The default `quietMs`.
-    pub const DEFAULT_QUIET_MS: u64 = 300;
-    /// The largest `data` of a send, in bytes.
-    pub const MAX_DATA_BYTES: usize = 1024 * 1024;
-    /// The largest `cols` and `rows`.
-    pub const MAX_WINDOW: u64 = 1000;
-    // A window fits the requests' `u16`: whatever is wider is out of range.
-    const _: () = assert!(MAX_WINDOW <= u16::MAX as u64);
-    /// The default window.
-    pub const DEFAULT_COLS: u16 = 120;
-    /// The default window.
-    pub const DEFAULT_ROWS: u16 = 40;
-    /// The largest `lines` budget of a tail.
-    pub const MAX_LINES: u64 = 100_000;
-    /// The smallest `maxBytes` budget of a reply.
-    pub const MIN_BYTES: u64 = 1024;
-    /// The largest `maxBytes` budget of a reply.
-    pub const MAX_BYTES: u64 = 1024 * 1024;
-    /// The default `maxBytes` budget of a reply (config `tailBytes`).
-    pub const DEFAULT_BYTES: u64 = 32 * 1024;
-    /// The smallest size cap of a recording ([`Config::record_max_bytes`](crate::Config)).
-    pub const MIN_RECORD_BYTES: u64 = 4096;
-}
-
-/// Checks a reply's budget of bytes (`maxBytes` of tail, open and send).
-pub(crate) fn max_bytes(bytes: Option<u64>) -> Result<Option<u64>, crate::Error> {
-    match bytes {
-        Some(n) if !(limits::MIN_BYTES..=limits::MAX_BYTES).contains(&n) => {
-            Err(crate::Error::invalid(
-                "max_bytes",
-                format!(
-                    "{n} is out of range; give {}..={}",
-                    limits::MIN_BYTES,
-                    limits::MAX_BYTES
-                ),
-            ))
-        }
-        _ => Ok(bytes),
-    }
-}
-
-/// Checks a reply's budget of lines (`lines` of tail, open and send).
-pub(crate) fn lines(lines: Option<u64>) -> Result<Option<u64>, crate::Error> {
-    match lines {
-        Some(n) if n == 0 || n > limits::MAX_LINES => Err(crate::Error::invalid(
-            "lines",
-            format!("{n} is out of range; give 1..={}", limits::MAX_LINES),
-        )),
-        _ => Ok(lines),
-    }
-}
-
-/// The quiet time asked for, checked: 1..=[`limits::MAX_TIMEOUT_MS`], default
-/// [`limits::DEFAULT_QUIET_MS`].
-pub(crate) fn quiet(ms: Option<u64>) -> Result<Duration, crate::Error> {
-    let ms = ms.unwrap_or(limits::DEFAULT_QUIET_MS);
-    if ms == 0 || ms > limits::MAX_TIMEOUT_MS {
-        return Err(crate::Error::invalid(
-            "quiet_ms",
-            format!("{ms} is out of range; give 1..={}", limits::MAX_TIMEOUT_MS),
-        ));
-    }
-    Ok(Duration::from_millis(ms))
-}
-
-/// The timeout asked for, checked: 0..=[`limits::MAX_TIMEOUT_MS`], default
-/// [`limits::DEFAULT_TIMEOUT_MS`].
-pub(crate) fn timeout(ms: Option<u64>) -> Result<Duration, crate::Error> {
-    let ms = ms.unwrap_or(limits::DEFAULT_TIMEOUT_MS);
-    if ms > limits::MAX_TIMEOUT_MS {
-        return Err(crate::Error::invalid(
-            "timeout_ms",
-            format!("{ms} is out of range; give 0..={}", limits::MAX_TIMEOUT_MS),
-        ));
-    }
-    Ok(Duration::from_millis(ms))
-}
-
-/// Whether `name` can name an environment variable: non-empty, without `=` or NUL. The
-/// rule of a call's `env` and of the config's `default_env`.
-pub(crate) fn is_env_name(name: &str) -> bool {
-    !name.is_empty() && !name.contains('=') && !name.contains('\0')
-}
-
-/// Checks what an open asks for that needs no session: the command, the working
-/// directory, the environment and the window.
-pub(crate) fn check_open(request: &OpenRequest) -> Result<(), crate::Error> {
-    if request.command.trim().is_empty() {
-        return Err(crate::Error::invalid(
-            "command",
-            "is empty; give the program to run, e.g. \"bash\"",
-        ));
-    }
-    if request.command.contains('\0') {
-        return Err(crate::Error::invalid(
-            "command",
-            "contains a NUL character, which a process cannot receive",
-        ));
-    }
-    if let Some(cwd) = &request.cwd {
-        check_cwd(cwd)?;
-    }
-    for (name, value) in &request.env {
-        if !is_env_name(name) {
-            return Err(crate::Error::invalid(
-                "env",
-                format!("{name:?} is not a valid name; names are non-empty, without '=' or NUL"),
-            ));
-        }
-        if value.contains('\0') {
-            return Err(crate::Error::invalid(
-                "env",
-                format!(
-                    "the value of {name} contains a NUL character, which a process cannot receive"
-                ),
-            ));
-        }
-    }
-    window(request.cols, request.rows)
-}
-
-/// Checks the names of a send's `keys`. Their bytes depend on the modes the program set,
-/// known once the session is found; the names are checked before anything else.
-pub(crate) fn check_key_names(keys: Option<&[String]>) -> Result<(), crate::Error> {
-    if let Some(keys) = keys {
-        crate::term::keys::encode(keys, Default::default())
-            .map_err(|problem| crate::Error::invalid("keys", problem))?;
-    }
-    Ok(())
-}
-
-/// Checks the size of what one write types (`what`: `data`, or a person's `input`):
-/// at most [`limits::MAX_DATA_BYTES`].
-pub(crate) fn check_data(what: &str, len: usize) -> Result<(), crate::Error> {
-    if len > limits::MAX_DATA_BYTES {
-        return Err(crate::Error::invalid(
-            what,
-            format!(
-                "is {len} bytes, over the limit of {} bytes (1 MiB); send it in parts",
-                limits::MAX_DATA_BYTES
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// Checks the size of what a send writes (`data`, `keys`) and its window.
-pub(crate) fn check_send(request: &SendRequest) -> Result<(), crate::Error> {
-    check_data("data", request.data.len())?;
-    let keys_len: usize = request.keys.iter().flatten().map(String::len).sum();
-    if keys_len > limits::MAX_DATA_BYTES {
-        return Err(crate::Error::invalid(
-            "keys",
-            format!(
-                "hold {keys_len} bytes; send at most {} bytes per call",
-                limits::MAX_DATA_BYTES
-            ),
-        ));
-    }
-    window(request.cols, request.rows)
-}
-
-/// Checks a window size: each in 1..=[`limits::MAX_WINDOW`].
-pub(crate) fn window(cols: Option<u16>, rows: Option<u16>) -> Result<(), crate::Error> {
-    for (what, value) in [("cols", cols), ("rows", rows)] {
-        if let Some(value) = value {
-            check_window(what, value.into())?;
-        }
-    }
-    Ok(())
-}
-
-/// Checks one side of a window (`what`: `cols` or `rows`): in 1..=[`limits::MAX_WINDOW`].
-/// Public so that a caller holding wider numbers than the requests' `u16` (a JSON server)
-/// refuses one out of range in the same words.
-///
-/// ```
-/// assert!(pty_session::check_window("cols", 80).is_ok());
-/// assert!(pty_session::check_window("rows", 70_000).is_err());
-/// ```
-pub fn check_window(what: &str, value: u64) -> Result<(), crate::Error> {
-    if value == 0 || value > limits::MAX_WINDOW {
-        return Err(crate::Error::invalid(
-            what,
-            format!("{value} is out of range; give 1..={}", limits::MAX_WINDOW),
-        ));
-    }
-    Ok(())
-}
-
-/// Checks a working directory: an existing directory, its path without NUL.
-fn check_cwd(cwd: &std::path::Path) -> Result<(), crate::Error> {
-    use std::os::unix::ffi::OsStrExt as _;
-    if cwd.as_os_str().as_bytes().contains(&0) {
-        return Err(crate::Error::invalid(
-            "cwd",
-            "contains a NUL character, which a path cannot hold",
-        ));
-    }
-    match std::fs::metadata(cwd) {
-        Ok(meta) if meta.is_dir() => Ok(()),
-        Ok(_) => Err(crate::Error::invalid(
-            "cwd",
-            format!(
-                "{} is not a directory; give an existing directory",
-                cwd.display()
-            ),
-        )),
-        Err(err) => Err(crate::Error::invalid(
-            "cwd",
-            format!(
-                "{} cannot be used ({err}); give an existing directory",
-                cwd.display()
-            ),
-        )),
     }
 }
 
