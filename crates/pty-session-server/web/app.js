@@ -81,9 +81,21 @@ function stopList() {
   listAbort = null;
 }
 
+// While the server cannot be reached, says so and tries again every second with the
+// same token: a server stopped and started again (or still starting) is no reason to
+// log the person out. Only the server's 401 forgets the token.
+function serverAway(abort, reason) {
+  const state = $("server-state");
+  state.textContent = "The server cannot be reached (" + reason + "); trying again every second.";
+  state.hidden = false;
+  if ($("login").hidden === false) show("sessions");
+  setTimeout(() => listAbort === abort && token() && startList(), 1000);
+}
+
 // Reads the server-sent events of /api/sessions/live through fetch, which, unlike
-// EventSource, can send the Authorization header.
-async function startList() {
+// EventSource, can send the Authorization header. `fromLogin`: the token was just typed,
+// and a server that cannot be reached is told on the login form.
+async function startList(fromLogin = false) {
   stopList();
   const abort = new AbortController();
   listAbort = abort;
@@ -95,11 +107,17 @@ async function startList() {
       cache: "no-store",
     });
   } catch (err) {
-    if (!abort.signal.aborted) loginError("Cannot reach the server: " + err.message);
+    if (abort.signal.aborted) return;
+    if (fromLogin) loginError("Cannot reach the server: " + err.message);
+    else serverAway(abort, err.message);
     return;
   }
   if (response.status === 401) {
     loginError("401 Unauthorized: the server does not know this token.");
+    return;
+  }
+  if (!response.ok && !fromLogin && response.status >= 500) {
+    serverAway(abort, "it answered " + response.status);
     return;
   }
   if (!response.ok) {
@@ -107,6 +125,7 @@ async function startList() {
     return;
   }
   $("login-error").textContent = "";
+  $("server-state").hidden = true;
   if ($("terminal-view").hidden) show("sessions");
   showWho(abort);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -214,8 +233,11 @@ function openTerminal(s) {
   show("terminal-view");
   $("terminal-title").textContent = shown(s.id) + "  " + shown(s.command);
   setState("connecting");
+  // The colours the server answers a program that asks (OSC 10, 11, 12): the same here,
+  // so that vim and others pick a palette that reads on this background.
   const t = new Terminal({
     convertEol: false, cursorBlink: true, scrollback: 5000, fontSize: BASE_FONT,
+    theme: { background: "#000000", foreground: "#dddddd", cursor: "#dddddd" },
   });
   term = t;
   quietAnswers(t);
@@ -291,7 +313,7 @@ $("login-form").addEventListener("submit", (event) => {
   $("token").value = "";
   if (!value) return;
   sessionStorage.setItem(TOKEN_KEY, value);
-  startList();
+  startList(true);
 });
 
 $("logout").addEventListener("click", () => {
@@ -299,6 +321,7 @@ $("logout").addEventListener("click", () => {
   $("who").textContent = "";
   stopList();
   sessionStorage.removeItem(TOKEN_KEY);
+  $("server-state").hidden = true;
   sessions = [];
   renderList();
   show("login");

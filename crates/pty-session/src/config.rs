@@ -75,6 +75,43 @@ pub struct Config {
     /// command's exit status and the shell's directory (default true); an open may say
     /// otherwise ([`OpenRequest::shell_integration`](crate::OpenRequest::shell_integration)).
     pub shell_integration: bool,
+    /// The default colours sessions say their terminal has when a program asks (OSC 10,
+    /// 11 and 12): set them to what the people's views draw, so that a program that picks
+    /// its palette by the background (vim's `background`) picks one that reads there.
+    pub colours: Colours,
+}
+
+/// A terminal's default colours, each as red, green and blue.
+///
+/// The default is what the web view and the MCP App view draw (their dark theme): light
+/// grey `#dddddd` text and cursor on black.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Colours {
+    /// The default text colour (OSC 10).
+    pub foreground: [u8; 3],
+    /// The default background colour (OSC 11).
+    pub background: [u8; 3],
+    /// The cursor's colour (OSC 12).
+    pub cursor: [u8; 3],
+}
+
+impl Default for Colours {
+    fn default() -> Colours {
+        Colours {
+            foreground: [0xdd; 3],
+            background: [0; 3],
+            cursor: [0xdd; 3],
+        }
+    }
+}
+
+impl Colours {
+    /// `colour` as an OSC colour answer spells it: `rgb:rrrr/gggg/bbbb`, each channel's
+    /// byte repeated, as xterm does.
+    pub(crate) fn spelled(colour: [u8; 3]) -> String {
+        let [r, g, b] = colour;
+        format!("rgb:{r:02x}{r:02x}/{g:02x}{g:02x}/{b:02x}{b:02x}")
+    }
 }
 
 impl Default for Config {
@@ -99,6 +136,7 @@ impl Default for Config {
             sandbox_network: false,
             sandbox_hidden: Vec::new(),
             spawner: None,
+            colours: Colours::default(),
             shell_integration: true,
         }
     }

@@ -117,7 +117,7 @@ mod term;
 mod watch;
 
 pub use backend::{Backend, Backends, ExecBackend, ShellBackend, quote_word};
-pub use config::Config;
+pub use config::{Colours, Config};
 pub use error::{Error, LimitScope, Result};
 #[cfg(target_os = "linux")]
 pub use linux::spawner::spawner_main;

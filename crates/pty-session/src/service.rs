@@ -248,6 +248,7 @@ impl PtyService {
             scrollback,
             self.shared.input_wait,
             tap,
+            config.colours,
             key,
         )
         .map_err(|err| {

@@ -205,6 +205,14 @@ impl State {
             .draw()
     }
 
+    /// The window's lines down to the cursor's, as text and in colour, from the emulator
+    /// (started if none runs).
+    pub(crate) fn coloured_lines(&mut self) -> Vec<(String, String)> {
+        self.window
+            .start(self.renderer.key_modes(), Instant::now())
+            .coloured_lines()
+    }
+
     /// The text after the last line end, such as a prompt.
     pub(crate) fn pending(&self) -> String {
         self.renderer.pending()
@@ -291,6 +299,7 @@ impl Session {
         scrollback: Scrollback,
         input_wait_supported: bool,
         tap: Tap,
+        colours: crate::Colours,
         key: Option<String>,
     ) -> io::Result<Arc<Session>> {
         let Spawned {
@@ -312,7 +321,7 @@ impl Session {
             origin,
             master: Arc::new(crate::pty::register(master)?),
             state: Mutex::new(State {
-                renderer: Renderer::new(cols, rows),
+                renderer: Renderer::with_colours(cols, rows, colours),
                 window: Window::new(cols, rows),
                 scrollback,
                 exit: None,

@@ -28,7 +28,9 @@ const PERSON_WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 /// by more than a few MiB is skipped ahead ([`WatchEvent::Skipped`]).
 pub struct Watch {
     /// The session's recent completed lines (at most 1,000, each ending in `\r\n`)
-    /// followed by its pending line: what to show before the live output.
+    /// followed by its pending line: what to show before the live output. Those still in
+    /// the window (as far as the screen emulator keeps them) come in their colours and
+    /// attributes, as SGR sequences ending with a reset.
     pub recent: String,
     /// The window's width when the view began.
     pub cols: u16,
@@ -77,6 +79,24 @@ impl Watch {
     }
 }
 
+/// Puts the window's lines in colour in place of the last of `lines` (the pending line
+/// last) where their text is the same: as many as agree, counted from the last. The
+/// top of the window may hold the end of a longer line, and a program that moved the
+/// cursor may show other text than its lines: those stay as text.
+fn coloured(lines: &mut [String], window: Vec<(String, String)>) {
+    let mut lines = lines.iter_mut().rev();
+    for (text, drawn) in window.into_iter().rev() {
+        match lines.next() {
+            Some(line) if line.trim_end_matches(' ') == text => {
+                // The blanks after the text stay (the space after a prompt).
+                let blanks = line.len() - text.len();
+                *line = drawn + &" ".repeat(blanks);
+            }
+            _ => return,
+        }
+    }
+}
+
 impl PtyService {
     /// Starts watching `owner`'s session `id`: its recent lines now, then every byte its
     /// program writes. Moves no read cursor.
@@ -87,12 +107,15 @@ impl PtyService {
             .line_end()
             .saturating_sub(RECENT_LINES)
             .max(state.line_begin());
-        let mut recent = String::new();
-        for line in state.lines_from(from) {
-            recent.push_str(line.strip_suffix('\n').unwrap_or(line));
-            recent.push_str("\r\n");
+        let mut lines: Vec<String> = state
+            .lines_from(from)
+            .map(|line| line.strip_suffix('\n').unwrap_or(line).to_owned())
+            .collect();
+        lines.push(state.pending());
+        if !state.in_alt_screen() {
+            coloured(&mut lines, state.coloured_lines());
         }
-        recent.push_str(&state.pending());
+        let recent = lines.join("\r\n");
         // The chunks after this point reach the receiver: it subscribes under the same
         // lock that the drain reads under.
         let receiver = if state.finished {

@@ -153,6 +153,26 @@ fn object(value: serde_json::Value) -> MetaObject {
 mod tests {
     use super::*;
 
+    /// The web view and the MCP App view draw on the colours a session tells a program
+    /// that asks (OSC 10, 11, 12), so that vim's `background` guess reads in them.
+    #[test]
+    fn the_views_draw_the_colours_programs_are_told() {
+        let colours = pty_session::Colours::default();
+        let hex = |[r, g, b]: [u8; 3]| format!("#{r:02x}{g:02x}{b:02x}");
+        let theme = format!(
+            r#"{{ background: "{}", foreground: "{}", cursor: "{}" }}"#,
+            hex(colours.background),
+            hex(colours.foreground),
+            hex(colours.cursor)
+        );
+        for (name, source) in [
+            ("app.js", include_str!("../../web/app.js")),
+            ("app/view.js", include_str!("../../web/app/view.js")),
+        ] {
+            assert!(source.contains(&theme), "{name} draws with {theme}");
+        }
+    }
+
     /// The document as served: every marker replaced, nothing inlined ends its element
     /// early (this fails if a new xterm.js or view.js holds `</script`).
     #[test]

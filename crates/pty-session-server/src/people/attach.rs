@@ -13,9 +13,15 @@
 //!
 //! On the way out the terminal is also given back as it was: off the alternate screen a
 //! full-screen program left it on, with the attributes, cursor, scroll region, key,
-//! paste, mouse and focus modes a terminal starts with, and at its own size. The session
+//! paste, mouse and focus modes a terminal starts with, and at its own size. Which
+//! screen the terminal is on is followed through the session's bytes
+//! ([`AlternateScreen`]): on the main screen (a shell, python) the cursor stays on the
+//! row after the session's last output, so the person's prompt comes on the next free
+//! row and nothing they had above it is overwritten. The session
 //! goes back to the size it had before the attach, unless an agent resized it meanwhile
-//! (then the agent's size stays).
+//! (then the agent's size stays), or it ended. The terminal is asked to take an agent's
+//! size; one that has not within [`REFUSED_AFTER`] (tmux refuses) is said to have refused,
+//! at once and again on the way out, where no program's redraw covers the note.
 
 use std::io::{IsTerminal as _, Read as _, Write as _};
 use std::time::Duration;
@@ -234,15 +240,27 @@ where
     };
     say(format!("attached to {id}; Ctrl-] detaches"));
     let mut sizes = Sizes::new(before, own_size());
-    let end = relay(&mut socket, &mut stdout, &mut sizes, &mut signals).await;
-    let session_back = sizes.restore();
+    let mut screen = AlternateScreen::default();
+    let end = relay(
+        &mut socket,
+        &mut stdout,
+        &mut sizes,
+        &mut signals,
+        &mut screen,
+    )
+    .await;
+    let session_back = match end {
+        // A session that ended has no window to go back to.
+        Ok(End::Ended) => None,
+        _ => sizes.restore(),
+    };
     if let Some((cols, rows)) = session_back {
         let _ =
             tokio::time::timeout(Duration::from_secs(1), socket.send(resize_to(cols, rows))).await;
     }
     let _ = tokio::time::timeout(Duration::from_secs(1), socket.close(None)).await;
     use tokio::io::AsyncWriteExt as _;
-    let _ = stdout.write_all(RESTORE.as_bytes()).await;
+    let _ = stdout.write_all(restore(screen.on).as_bytes()).await;
     if sizes.asked_terminal {
         // The terminal was asked to follow an agent's resize: ask for its own size back.
         let (cols, rows) = sizes.own;
@@ -255,6 +273,13 @@ where
     if let Some((cols, rows)) = session_back {
         say(format!("the session is back to its {cols}x{rows} window"));
     }
+    if let Some((cols, rows)) = sizes.refused {
+        say(format!(
+            "an agent resized the session to {cols}x{rows} while you were attached, and \
+             your terminal did not follow (it refuses window-size requests): the session \
+             was drawn for a window of that size"
+        ));
+    }
     match end? {
         End::Detached => say(format!("detached from {id}; it keeps running")),
         End::Ended => say(format!("session {id} ended")),
@@ -264,14 +289,85 @@ where
     Ok(())
 }
 
-/// What a full-screen program may have left on, undone: the scroll region, origin mode
-/// and the attributes first (while still on its screen), then off the alternate screen
-/// (which puts the cursor back where the shell had it), then the cursor shown, the cursor
-/// keys and keypad normal, insert mode off, autowrap on, bracketed paste, mouse and
-/// focus reports and synchronized output off.
-const RESTORE: &str = "\x1b[0m\x1b[r\x1b[?6l\x1b[?1049l\x1b[?25h\x1b[?1l\x1b>\x1b[4l\x1b[?7h\
+/// What a program may have left on, undone, for a terminal on the alternate screen: the
+/// scroll region, origin mode and the attributes first (while still on its screen), then
+/// off the alternate screen (which puts the cursor back where the shell had it), then
+/// [`MODES_OFF`].
+const RESTORE_ALTERNATE: &str = "\x1b[0m\x1b[r\x1b[?6l\x1b[?1049l";
+
+/// The same for a terminal on its main screen, where the person's lines and the
+/// session's are, and the cursor must stay where the session's output left it (on the
+/// next free row after it): resetting the scroll region and origin mode homes the
+/// cursor, so the cursor is saved before and restored after (DECSC, DECRC), and the
+/// alternate screen is not left (`?1049l` off it restores a cursor nobody saved, tmux's
+/// and xterm's included).
+const RESTORE_MAIN: &str = "\x1b[0m\x1b7\x1b[?6l\x1b[r\x1b8";
+
+/// The modes a terminal starts with, on either screen: the cursor shown, the cursor keys
+/// and keypad normal, insert mode off, autowrap on, bracketed paste, mouse and focus
+/// reports and synchronized output off. None of these moves the cursor.
+const MODES_OFF: &str = "\x1b[?25h\x1b[?1l\x1b>\x1b[4l\x1b[?7h\
      \x1b[?2004l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\
      \x1b[?1004l\x1b[?2026l";
+
+/// The bytes that give the terminal back, on the alternate screen or not.
+fn restore(alternate: bool) -> String {
+    let screen = if alternate {
+        RESTORE_ALTERNATE
+    } else {
+        RESTORE_MAIN
+    };
+    format!("{screen}{MODES_OFF}")
+}
+
+/// Whether the terminal is on the alternate screen, followed through the bytes it is
+/// given: the private modes 1049, 1047 and 47 set (`h`) or reset (`l`), in sequences
+/// that may be split between two reads.
+#[derive(Default)]
+struct AlternateScreen {
+    on: bool,
+    /// The sequence read so far: `None` outside one, else the bytes after `ESC`.
+    pending: Option<Vec<u8>>,
+}
+
+impl AlternateScreen {
+    /// Follows `bytes`.
+    fn feed(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            match &mut self.pending {
+                None => {
+                    if byte == 0x1b {
+                        self.pending = Some(Vec::new());
+                    }
+                }
+                Some(seq) => {
+                    if byte == 0x1b {
+                        seq.clear();
+                        continue;
+                    }
+                    seq.push(byte);
+                    let seq_len = seq.len();
+                    if (seq_len == 1 && byte != b'[') || (seq_len == 2 && byte != b'?') {
+                        self.pending = None;
+                    } else if seq_len > 2 && (0x40..=0x7e).contains(&byte) {
+                        let seq = self.pending.take().unwrap_or_default();
+                        if byte == b'h' || byte == b'l' {
+                            let params = &seq[2..seq.len() - 1];
+                            if params
+                                .split(|b| *b == b';')
+                                .any(|p| matches!(p, b"1049" | b"1047" | b"47"))
+                            {
+                                self.on = byte == b'h';
+                            }
+                        }
+                    } else if seq_len > 64 {
+                        self.pending = None;
+                    }
+                }
+            }
+        }
+    }
+}
 
 /// The window sizes an attach keeps track of.
 struct Sizes {
@@ -285,7 +381,18 @@ struct Sizes {
     sent: Vec<(u16, u16)>,
     /// Whether the person's terminal was asked to change its size.
     asked_terminal: bool,
+    /// The size the terminal was last asked for, while it has not taken it, and until
+    /// when it has to ([`REFUSED_AFTER`]).
+    asked: Option<((u16, u16), tokio::time::Instant)>,
+    /// An agent's size the person's terminal did not take: what they see is drawn for
+    /// another window.
+    refused: Option<(u16, u16)>,
 }
+
+/// How long a terminal asked to take an agent's size has to do it (and so to send
+/// SIGWINCH) before `attach` takes it as refused (tmux, and terminals that do not allow
+/// window operations, refuse).
+const REFUSED_AFTER: Duration = Duration::from_secs(1);
 
 impl Sizes {
     fn new(before: (u16, u16), own: (u16, u16)) -> Sizes {
@@ -294,6 +401,8 @@ impl Sizes {
             own,
             sent: Vec::new(),
             asked_terminal: false,
+            asked: None,
+            refused: None,
         }
     }
 
@@ -357,6 +466,7 @@ async fn relay<T>(
     stdout: &mut tokio::io::Stdout,
     sizes: &mut Sizes,
     signals: &mut Signals,
+    screen: &mut AlternateScreen,
 ) -> anyhow::Result<End>
 where
     T: AsyncRead + AsyncWrite + Unpin,
@@ -386,6 +496,7 @@ where
         tokio::select! {
             message = socket.next() => match message {
                 Some(Ok(Message::Binary(bytes))) => {
+                    screen.feed(&bytes);
                     stdout.write_all(&bytes).await?;
                     stdout.flush().await?;
                 }
@@ -400,6 +511,7 @@ where
                                 // An agent resized the session: ask this terminal to follow
                                 // (terminals that allow it do) and say so.
                                 sizes.asked_terminal = true;
+                                sizes.asked = Some(((cols, rows), tokio::time::Instant::now() + REFUSED_AFTER));
                                 stdout.write_all(format!("\x1b[8;{rows};{cols}t").as_bytes()).await?;
                                 stdout.flush().await?;
                                 let note = format!("\r\n[pty-session: the session was resized to {cols}x{rows}]\r\n");
@@ -426,11 +538,40 @@ where
                 }
                 socket.send(Message::Binary(keys.into())).await?;
             }
-            _ = signals.winch.recv() => socket.send(sizes.follow_person()).await?,
+            _ = signals.winch.recv() => {
+                if sizes.asked.is_some_and(|(size, _)| own_size() == size) {
+                    sizes.asked = None;
+                }
+                // From now on the session follows this window again.
+                sizes.refused = None;
+                socket.send(sizes.follow_person()).await?;
+            }
+            () = refused_at(sizes.asked) => {
+                let Some(((cols, rows), _)) = sizes.asked.take() else { continue };
+                if own_size() != (cols, rows) {
+                    // The terminal refused: say so now, and again on the way out, where
+                    // no program's redraw covers it.
+                    sizes.refused = Some((cols, rows));
+                    let note = format!(
+                        "\r\n[pty-session: your terminal did not take the session's new size \
+                         {cols}x{rows}; what you see is drawn for it: resize your window to \
+                         take the session back to your size]\r\n"
+                    );
+                    let _ = std::io::stderr().write_all(note.as_bytes());
+                }
+            }
             _ = signals.term.recv() => return Ok(End::Signal("SIGTERM")),
             _ = signals.int.recv() => return Ok(End::Signal("SIGINT")),
             _ = signals.hup.recv() => return Ok(End::Signal("SIGHUP")),
         }
+    }
+}
+
+/// When a terminal asked for a size has refused it: never while none was asked.
+async fn refused_at(asked: Option<((u16, u16), tokio::time::Instant)>) {
+    match asked {
+        Some((_, deadline)) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -452,4 +593,37 @@ fn resize_to(cols: u16, rows: u16) -> Message {
             .to_string()
             .into(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_alternate_screen_is_followed_through_split_sequences() {
+        let mut screen = AlternateScreen::default();
+        screen.feed(b"plain \x1b[1;31mred\x1b[0m \x1b[?25l");
+        assert!(
+            !screen.on,
+            "no alternate screen in colours and cursor modes"
+        );
+        screen.feed(b"\x1b[?10");
+        screen.feed(b"49h");
+        assert!(screen.on, "1049 set, split between two reads");
+        screen.feed(b"\x1b[?1;1049l");
+        assert!(!screen.on, "reset among other modes");
+        screen.feed(b"\x1b[?47h");
+        assert!(screen.on, "47 set");
+        screen.feed(b"\x1b[?1047l\x1b[?2004h");
+        assert!(!screen.on, "1047 reset; another mode leaves it");
+    }
+
+    #[test]
+    fn the_main_screen_is_given_back_with_the_cursor_where_it_was() {
+        let main = restore(false);
+        assert!(!main.contains("\x1b[?1049l"), "{main:?}");
+        let region = main.find("\x1b[r").unwrap();
+        assert!(main.find("\x1b7").unwrap() < region && region < main.find("\x1b8").unwrap());
+        assert!(restore(true).starts_with("\x1b[0m\x1b[r\x1b[?6l\x1b[?1049l"));
+    }
 }

@@ -293,7 +293,8 @@ fn web_test_packages() -> PathBuf {
 /// client carrying the view's `tools/call`. The handshake fits the SDK's schemas; what a
 /// person types reaches the program and stays the agent's to read; a narrow container
 /// shows every column; a coloured program's first frame has its colours, bold and
-/// inverse in xterm.js's cells; an agent's resize re-sends the view's size; an unknown
+/// inverse in xterm.js's cells; focus coming and going in vim's view (which asked for
+/// focus reports) sends nothing; an agent's resize re-sends the view's size; an unknown
 /// request gets method-not-found; after `pty_close`, the program's exit or a teardown the
 /// view calls nothing more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -434,5 +435,96 @@ async fn the_web_view_lists_commands_escaped_and_answers_no_query_twice() {
     }
     drop(agent);
     server.stop().await;
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A server stopped and started again at the same address under an open tab: the page
+/// says it cannot reach it, keeps the token, and lists the new server's sessions without
+/// a new login (`tests/web/restart.mjs`); a line the new server's session printed in
+/// red before the page opened it is drawn in red (compared cell by cell).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_view_keeps_its_token_across_a_server_restart() {
+    use tokio::io::AsyncWriteExt as _;
+    let dir = scratch("browser-restart");
+    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let addr = server.addr;
+    let agent = current_client(&server.url, TOKEN).await;
+    let (first, _) = open(&agent, at_home(json!({"command": "cat"}), &dir)).await;
+    drop(agent);
+
+    let browser = Browser::start(dir.join("profile")).await;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web/restart.mjs");
+    let mut child = Command::new("node")
+        .arg(&script)
+        .env("CDP_URL", &browser.devtools)
+        .env("PAGE_URL", format!("http://{addr}/"))
+        .env("TOKEN", TOKEN)
+        .env("SESSION_ID", &first)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run node");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut steps = String::new();
+    let mut restarted = None;
+    let run = tokio::time::timeout(DEADLINE * 4, async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            steps.push_str(&line);
+            steps.push('\n');
+            let Ok(ask) = serde_json::from_str::<serde_json::Value>(&line) else {
+                continue;
+            };
+            let answer = match ask["ask"].as_str() {
+                Some("stop") => {
+                    server.stop().await;
+                    json!({})
+                }
+                Some("start") => {
+                    let again = http_server_from(
+                        {
+                            let mut command = Command::new(BIN);
+                            command
+                                .args(["serve", "--listen", &addr.to_string()])
+                                .args(home_args());
+                            command
+                        },
+                        &[("PTY_SESSION_TOKEN", TOKEN)],
+                    )
+                    .await;
+                    let agent = current_client(&again.url, TOKEN).await;
+                    let (id, _) = open(
+                        &agent,
+                        at_home(
+                            json!({"command": "printf '\\033[31mred\\033[0m plain\\n'; exec cat"}),
+                            &dir,
+                        ),
+                    )
+                    .await;
+                    drop(agent);
+                    restarted = Some(again);
+                    json!({"id": id})
+                }
+                _ => continue,
+            };
+            stdin
+                .write_all(format!("{answer}\n").as_bytes())
+                .await
+                .unwrap();
+        }
+        child.wait().await
+    })
+    .await;
+    let _ = child.start_kill();
+    browser.stop().await;
+    eprintln!("{steps}");
+    assert!(
+        matches!(run, Ok(Ok(status)) if status.success()) && steps.contains(r#"{"ok":true}"#),
+        "the restart script failed:\n{steps}"
+    );
+    if let Some(mut again) = restarted {
+        again.stop().await;
+    }
     let _ = std::fs::remove_dir_all(dir);
 }

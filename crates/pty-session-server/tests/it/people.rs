@@ -731,3 +731,302 @@ async fn a_flood_skips_a_stalled_viewer_and_memory_stays_bounded() {
     drop(agent);
     server.stop().await;
 }
+
+/// A tmux server of the test's own (its own socket, no configuration) with one pane: the
+/// terminal a person attaches from. Killed on drop.
+struct Tmux {
+    socket: std::path::PathBuf,
+}
+
+impl Tmux {
+    /// A pane of `cols`×`rows` running `sh` with the prompt `$ `.
+    fn start(dir: &std::path::Path, cols: u16, rows: u16) -> Tmux {
+        let tmux = Tmux {
+            socket: dir.join("tmux.sock"),
+        };
+        let status = tmux
+            .command()
+            .args(["-f", "/dev/null", "new-session", "-d", "-x"])
+            .arg(cols.to_string())
+            .arg("-y")
+            .arg(rows.to_string())
+            .args(["env", "PS1=$ ", "sh"])
+            .status()
+            .expect("tmux runs");
+        assert!(status.success(), "tmux new-session");
+        tmux
+    }
+
+    fn command(&self) -> std::process::Command {
+        let mut command = std::process::Command::new("tmux");
+        command.arg("-S").arg(&self.socket);
+        command
+    }
+
+    /// `keys` typed into the pane (tmux key names, as `send-keys` takes them).
+    fn keys(&self, keys: &[&str]) {
+        let status = self
+            .command()
+            .args(["send-keys", "-t", "0"])
+            .args(keys)
+            .status()
+            .unwrap();
+        assert!(status.success(), "tmux send-keys {keys:?}");
+    }
+
+    /// The pane's text, its history included, trailing blank rows left out.
+    fn text(&self) -> Vec<String> {
+        let out = self
+            .command()
+            .args(["capture-pane", "-p", "-S", "-", "-t", "0"])
+            .output()
+            .unwrap();
+        let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.trim_end().to_owned())
+            .collect();
+        while lines.last().is_some_and(String::is_empty) {
+            lines.pop();
+        }
+        lines
+    }
+
+    /// The cursor's row in the pane's visible screen, and the number of history rows.
+    fn cursor_row(&self) -> (usize, usize) {
+        let out = self
+            .command()
+            .args([
+                "display-message",
+                "-p",
+                "-t",
+                "0",
+                "#{cursor_y} #{history_size}",
+            ])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut fields = text.split_whitespace().map(|f| f.parse().unwrap());
+        (fields.next().unwrap(), fields.next().unwrap())
+    }
+
+    async fn wait_for(&self, what: &str, needle: &str) {
+        let what = format!("the pane to show {what} ({needle:?})");
+        eventually(&what, || self.text().iter().any(|l| l.contains(needle))).await;
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.command().arg("kill-server").status();
+    }
+}
+
+/// Attach from a tmux pane to a session on the main screen (python, a shell) and on the
+/// alternate screen (vim), and detach: each time the pane's lines from before the attach
+/// are as they were, the attach's lines follow them, and the person's prompt comes on
+/// the next free row after the detach note.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_in_tmux_leaves_the_panes_lines_and_the_prompt_below_them() {
+    let dir = scratch("attach-tmux");
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let agent = current_client(&server.url, TOKEN).await;
+    let tmux = Tmux::start(&dir, 200, 40);
+    tmux.wait_for("the shell's prompt", "$").await;
+    tmux.keys(&["printf 'mine-1\\nmine-2\\n'", "Enter"]);
+    tmux.wait_for("the person's lines", "mine-2").await;
+
+    let sessions = [
+        ("python3 -q", "print(6*7)", "42"),
+        ("bash --norc --noprofile", "echo $((6*7))", "42"),
+        ("vim -u NONE -N -n", "", ""),
+    ];
+    for (command, line, answer) in sessions {
+        let (id, _) = open(&agent, at_home(json!({"command": command}), &dir)).await;
+        if command.starts_with("vim") {
+            eventually_async("vim's screen", || async {
+                screen(&agent, &id).await["screen"]
+                    .as_str()
+                    .is_some_and(|t| t.contains('~'))
+            })
+            .await;
+        }
+        let before = tmux.text();
+        let attach = format!(
+            "{BIN} attach --url http://{} --token-file {} {id}",
+            server.addr,
+            token_file.display()
+        );
+        tmux.keys(&[&attach, "Enter"]);
+        if line.is_empty() {
+            // The pane shows vim's screen (the alternate one) at once.
+            tmux.wait_for("vim's screen", "~").await;
+            tmux.keys(&["ihello from vim", "Escape"]);
+            tmux.wait_for("the typed text", "hello from vim").await;
+        } else {
+            eventually("the attach note", || {
+                tmux.text()
+                    .iter()
+                    .skip(before.len())
+                    .any(|l| l.contains("Ctrl-] detaches"))
+            })
+            .await;
+            tmux.keys(&[line, "Enter"]);
+            eventually(&format!("{command}'s answer"), || {
+                tmux.text().iter().skip(before.len()).any(|l| l == answer)
+            })
+            .await;
+        }
+        tmux.keys(&["C-]"]);
+        eventually("the detach note", || {
+            tmux.text()
+                .iter()
+                .skip(before.len())
+                .any(|l| l.contains("it keeps running"))
+        })
+        .await;
+        eventually("the person's prompt after the note", || {
+            tmux.text().last().is_some_and(|l| l == "$")
+        })
+        .await;
+        let after = tmux.text();
+        // The lines from before, as they were, then the command typed.
+        let typed = before.len() - 1;
+        assert_eq!(
+            after[..typed],
+            before[..typed],
+            "{command}: the pane's lines before the attach are kept:\n{}",
+            after.join("\n")
+        );
+        assert!(
+            after[typed].starts_with("$ ") && after[typed].ends_with(&id),
+            "{command}: the attach command's line is kept: {:?}",
+            after[typed]
+        );
+        // Then the attach's lines: its note, the session's lines (not vim's screen,
+        // which went with the alternate screen), the detach note, the prompt.
+        let ours = &after[typed + 1..];
+        let note = ours
+            .iter()
+            .position(|l| l.contains("Ctrl-] detaches"))
+            .unwrap_or_else(|| panic!("{command}: the attach note:\n{}", after.join("\n")));
+        let detached = ours.len() - 2;
+        assert!(
+            ours[detached].contains(&format!("detached from {id}; it keeps running")),
+            "{command}: the detach note is just above the prompt:\n{}",
+            after.join("\n")
+        );
+        let session_lines = &ours[note + 1..detached];
+        if answer.is_empty() {
+            assert!(
+                !session_lines
+                    .iter()
+                    .any(|l| l.contains("hello from vim") || l == "~"),
+                "{command}: vim's screen is gone with the alternate screen:\n{}",
+                after.join("\n")
+            );
+        } else {
+            assert!(
+                session_lines.iter().any(|l| l.ends_with(line))
+                    && session_lines.iter().any(|l| l == answer),
+                "{command}: the session's lines stay above the note:\n{}",
+                after.join("\n")
+            );
+        }
+        // The cursor is on the prompt's row, the last one written.
+        let (row, history) = tmux.cursor_row();
+        assert_eq!(
+            history + row,
+            after.len() - 1,
+            "{command}: the cursor is on the prompt's row"
+        );
+        call(&agent, "pty_close", json!({"id": id})).await;
+    }
+    drop(tmux);
+    drop(agent);
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A session that ends under `attach` has no window to go back to: `attach` says that it
+/// ended, and nothing of its size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_to_a_session_that_ends_says_only_that_it_ended() {
+    let dir = scratch("attach-ends");
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let agent = current_client(&server.url, TOKEN).await;
+    let (id, _) = open(&agent, at_home(json!({"command": "python3 -q"}), &dir)).await;
+    // Another size than the session's: the attach resizes it.
+    let mut terminal = Terminal::open(100, 30);
+    let mut attach = terminal.attach(&server, &token_file, &id);
+    terminal.wait_for("the prompt", ">>> ").await;
+    eventually_async("the window of the person", || async {
+        screen(&agent, &id).await["cols"] == 100
+    })
+    .await;
+    terminal.type_keys(b"exit()\r");
+    assert!(exit_success(&mut attach).await, "attach exits 0 at the end");
+    let seen = terminal.close();
+    assert!(seen.contains(&format!("session {id} ended")), "{seen}");
+    assert!(
+        !seen.contains("back to its"),
+        "no window to go back to: {seen}"
+    );
+    drop(agent);
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// An agent resizes a session while a person is attached from tmux, which refuses to
+/// change the pane's size: after the detach, the pane says so, below whatever vim
+/// redrew.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_in_tmux_tells_of_a_resize_the_terminal_refused() {
+    let dir = scratch("attach-refused");
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let agent = current_client(&server.url, TOKEN).await;
+    let (id, _) = open(
+        &agent,
+        at_home(json!({"command": "vim -u NONE -N -n"}), &dir),
+    )
+    .await;
+    let tmux = Tmux::start(&dir, 200, 40);
+    tmux.wait_for("the shell's prompt", "$").await;
+    let attach = format!(
+        "{BIN} attach --url http://{} --token-file {} {id}",
+        server.addr,
+        token_file.display()
+    );
+    tmux.keys(&[&attach, "Enter"]);
+    tmux.wait_for("vim's screen", "~").await;
+    eventually_async("the pane's size", || async {
+        screen(&agent, &id).await["cols"] == 200
+    })
+    .await;
+    call(
+        &agent,
+        "pty_send",
+        json!({"id": id, "data": "", "submit": false, "cols": 100, "rows": 30, "timeoutMs": 1000}),
+    )
+    .await;
+    // The terminal has a second to take the size; tmux never does.
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    tmux.keys(&["C-]"]);
+    tmux.wait_for("the detach note", "it keeps running").await;
+    let text = tmux.text().join("\n");
+    assert!(
+        text.contains("an agent resized the session to 100x30 while you were attached")
+            && text.contains("did not follow"),
+        "the pane tells of the refused resize:\n{text}"
+    );
+    call(&agent, "pty_close", json!({"id": id})).await;
+    drop(tmux);
+    drop(agent);
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(dir);
+}

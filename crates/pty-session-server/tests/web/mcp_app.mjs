@@ -334,6 +334,29 @@ assert(cells.orange?.chars === "o" && cells.orange.fg === 208 && cells.orange.bg
 assert(cells.rendered === "red", "rendered in red", cells);
 await tool("pty_close", { id: coloured.sessionId });
 
+// vim asks for focus reports (mode 1004): the view's focus coming and going is no key,
+// and nothing is sent while nobody types.
+const vim = await tool("pty_open", {
+  command: `vim -u NONE -N -n --cmd 'let &t_fe = "\\e[?1004h"' --cmd 'let &t_fd = "\\e[?1004l"'`, cols: 80, rows: 10,
+});
+await waitFor("vim's focus reports on", async () => {
+  const frame = await tool("pty_screen", { id: vim.sessionId, frame: true });
+  return JSON.stringify(frame).includes("\\u001b[?1004h");
+});
+await page("Emulation.setDeviceMetricsOverride", { width: 1400, height: 2600, deviceScaleFactor: 1, mobile: false });
+await mount(4, "vim", vim.sessionId, 900, 300);
+await waitFor("vim in the view", () => inView(4, `${screenText}.includes('~')`));
+for (let round = 0; round < 3; round++) {
+  await waitFor("the vim view focused", () => inView(4, `(() => { const input = document.querySelector('.xterm-helper-textarea');
+    window.focus(); input.focus(); return document.activeElement === input; })()`));
+  await inView(4, `(() => { document.querySelector('.xterm-helper-textarea').blur(); return true; })()`);
+}
+await new Promise((r) => setTimeout(r, 1500));
+const vimSends = calls.filter((c) => c.view === "vim" && c.name === "pty_send");
+step("focus in and out of vim's view", { sends: vimSends.map((c) => c.arguments.data) });
+assert(vimSends.length === 0, "no pty_send without a key typed", vimSends);
+await tool("pty_close", { id: vim.sessionId });
+
 // The idle schedule, a pure function of the view: 0.5 s while the screen changes, twice
 // as long after each unchanged look, at most 2 s.
 const schedule = await inView(1, `(() => { const { nextDelay } = window.ptySessionView; let d = 500; const out = [];

@@ -100,16 +100,15 @@
     return result.structuredContent;
   }
 
-  // The host's theme: a dark or a light terminal.
-  const THEMES = {
-    dark: { background: "#000000", foreground: "#dddddd", cursor: "#dddddd" },
-    light: { background: "#ffffff", foreground: "#1e1e1e", cursor: "#1e1e1e" },
-  };
+  // The terminal's colours: what the server answers a program that asks for them (OSC
+  // 10, 11, 12; pty_session::Colours' default), whatever the host's theme, so that a
+  // program that picks its palette by the background (vim) picks one that reads here.
+  // The host's theme colours the rest of the frame.
+  const TERMINAL_THEME = { background: "#000000", foreground: "#dddddd", cursor: "#dddddd" };
   function applyContext(context) {
     hostContext = context ?? {};
     const theme = hostContext.theme === "light" ? "light" : "dark";
     document.documentElement.dataset.theme = theme;
-    if (term) term.options.theme = THEMES[theme];
     fit();
   }
 
@@ -159,13 +158,16 @@
 
   function draw(screen) {
     if (!term) {
-      const theme = hostContext.theme === "light" ? "light" : "dark";
-      term = new Terminal({ cols: screen.cols, rows: screen.rows, cursorBlink: true, theme: THEMES[theme] });
+      term = new Terminal({ cols: screen.cols, rows: screen.rows, cursorBlink: true, theme: TERMINAL_THEME });
       // The server answers the program's queries; xterm.js must not answer them again.
       quietAnswers(term);
       term.open(box);
       term.onData((data) => {
         if (!sessionId || stopped) return;
+        // A focus report (mode 1004, vim asks for it) is no key: the frame gaining or
+        // losing focus in the chat must not take the session's write turn, nor be
+        // recorded as input.
+        if (data === "\x1b[I" || data === "\x1b[O") return;
         // read false: the keys go to the program, the lines stay the agent's to read.
         // One send at a time, in the order typed: calls in flight together may reach the
         // server in any order (6*7 and Enter would arrive as Enter, then 6*7).

@@ -13,7 +13,9 @@
 //!   xterm (vim asks an xterm of patch 141 or later for forty key codes);
 //! - the terminal's name and version (CSI >q, XTVERSION): `pty-session(VERSION)`;
 //! - the default foreground, background and cursor colours (OSC 10, 11, 12 with `?`):
-//!   xterm's black on white;
+//!   the service's [`Colours`](crate::Colours), by default what the people's views draw
+//!   (light grey on black), so that a program that picks its palette by the background
+//!   picks one that reads in the views;
 //! - a mode's state (DECRQM, CSI ?Ps$p and CSI Ps$p): "not recognized", as xterm says of a
 //!   mode it lacks; a setting (DECRQSS, DCS $q) and a termcap entry (XTGETTCAP, DCS +q):
 //!   "invalid", as xterm says of a name it does not know.
@@ -25,10 +27,6 @@
 const SECONDARY_ATTRIBUTES: &[u8] = b"\x1b[>41;0;0c";
 /// The primary device attributes: a VT100 with the advanced video option.
 const PRIMARY_ATTRIBUTES: &[u8] = b"\x1b[?1;2c";
-/// The default colours xterm reports: black text on white, a black cursor.
-const FOREGROUND: &str = "rgb:0000/0000/0000";
-const BACKGROUND: &str = "rgb:ffff/ffff/ffff";
-const CURSOR: &str = "rgb:0000/0000/0000";
 /// The longest DCS request kept (XTGETTCAP names are a few hex digits each).
 const MAX_REQUEST: usize = 256;
 
@@ -63,8 +61,13 @@ pub(crate) fn csi(
 
 /// Answers an OSC colour query: `10;?` (foreground), `11;?` (background), `12;?`
 /// (cursor), and a run of them in one sequence (`10;?;?` asks for 10 and 11), ending the
-/// answer the way the query ended (BEL or ST), as xterm does.
-pub(crate) fn osc(params: &[&[u8]], bell_terminated: bool, out: &mut Vec<u8>) {
+/// answer the way the query ended (BEL or ST), as xterm does; the colours are `colours`.
+pub(crate) fn osc(
+    params: &[&[u8]],
+    bell_terminated: bool,
+    colours: &crate::Colours,
+    out: &mut Vec<u8>,
+) {
     let Some(first) = params
         .first()
         .and_then(|p| std::str::from_utf8(p).ok()?.parse::<usize>().ok())
@@ -74,11 +77,12 @@ pub(crate) fn osc(params: &[&[u8]], bell_terminated: bool, out: &mut Vec<u8>) {
     let end: &[u8] = if bell_terminated { b"\x07" } else { b"\x1b\\" };
     for (offset, param) in params[1..].iter().enumerate() {
         let colour = match first + offset {
-            10 => FOREGROUND,
-            11 => BACKGROUND,
-            12 => CURSOR,
+            10 => colours.foreground,
+            11 => colours.background,
+            12 => colours.cursor,
             _ => return,
         };
+        let colour = crate::Colours::spelled(colour);
         if *param == b"?" {
             out.extend_from_slice(format!("\x1b]{};{colour}", first + offset).as_bytes());
             out.extend_from_slice(end);

@@ -72,6 +72,53 @@ pub(crate) fn draw(term: &Term<VoidListener>) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// The window's lines from its top row down to the cursor's, rows joined where they
+/// wrapped, each as its text and as the bytes that write that text in its colours and
+/// attributes (ending with the attributes reset), trailing blanks left out: what a late
+/// viewer of a program on the main screen is shown of the window, in colour.
+pub(crate) fn coloured_lines(term: &Term<VoidListener>) -> Vec<(String, String)> {
+    let grid = term.grid();
+    let last = grid.cursor.point.line.0.max(0) as usize;
+    let mut lines = Vec::new();
+    let (mut text, mut drawn, mut pen) = (String::new(), String::new(), Pen::default());
+    for row in 0..=last.min(grid.screen_lines().saturating_sub(1)) {
+        let line = &grid[Line(row as i32)];
+        let cells: Vec<&Cell> = (0..grid.columns()).map(|col| &line[Column(col)]).collect();
+        let wrapped = cells
+            .last()
+            .is_some_and(|cell| cell.flags.contains(Flags::WRAPLINE));
+        let end = if wrapped {
+            cells.len()
+        } else {
+            cells
+                .iter()
+                .rposition(|cell| !is_blank(cell))
+                .map_or(0, |last| last + 1)
+        };
+        for cell in &cells[..end] {
+            if cell
+                .flags
+                .intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER)
+            {
+                continue;
+            }
+            pen.change_to(Pen::of(cell), &mut drawn);
+            let c = if cell.c == '\0' { ' ' } else { cell.c };
+            text.push(c);
+            drawn.push(c);
+            if let Some(zero_width) = cell.zerowidth() {
+                text.extend(zero_width);
+                drawn.extend(zero_width);
+            }
+        }
+        if !wrapped || row == last {
+            pen.change_to(Pen::default(), &mut drawn);
+            lines.push((std::mem::take(&mut text), std::mem::take(&mut drawn)));
+        }
+    }
+    lines
+}
+
 /// Modes a viewer's terminal must share with the program's: how to set each, and how
 /// to unset it where a fresh terminal has it on.
 const MODES: &[(TermMode, &str, &str)] = &[

@@ -71,6 +71,8 @@ pub(crate) struct Renderer {
     carry: Vec<u8>,
     /// A DCS query being received, answered when it ends.
     dcs: crate::term::answer::DcsRequest,
+    /// The colours a colour query is answered with.
+    colours: crate::Colours,
 }
 
 /// The line being drawn and the little screen state a line view needs.
@@ -140,6 +142,15 @@ impl Renderer {
             },
             carry: Vec::new(),
             dcs: crate::term::answer::DcsRequest::default(),
+            colours: crate::Colours::default(),
+        }
+    }
+
+    /// A renderer for a window `cols`×`rows` that answers colour queries with `colours`.
+    pub(crate) fn with_colours(cols: u16, rows: u16, colours: crate::Colours) -> Renderer {
+        Renderer {
+            colours,
+            ..Renderer::new(cols, rows)
         }
     }
 
@@ -160,6 +171,7 @@ impl Renderer {
             line: &mut self.line,
             rows: &mut self.rows,
             dcs: &mut self.dcs,
+            colours: &self.colours,
             out,
         };
         self.parser.advance(&mut cooker, whole);
@@ -817,6 +829,7 @@ struct Cooker<'a> {
     line: &'a mut Line,
     rows: &'a mut Rows,
     dcs: &'a mut crate::term::answer::DcsRequest,
+    colours: &'a crate::Colours,
     out: &'a mut Rendered,
 }
 
@@ -1063,7 +1076,7 @@ impl vte::Perform for Cooker<'_> {
     }
 
     fn osc_dispatch(&mut self, params: &[&[u8]], bell_terminated: bool) {
-        crate::term::answer::osc(params, bell_terminated, &mut self.out.replies);
+        crate::term::answer::osc(params, bell_terminated, self.colours, &mut self.out.replies);
     }
 
     fn hook(&mut self, _: &vte::Params, intermediates: &[u8], _: bool, action: char) {
@@ -1459,6 +1472,23 @@ mod tests {
     }
 
     #[test]
+    fn colour_queries_are_answered_with_the_configured_colours() {
+        let colours = crate::Colours {
+            foreground: [0x12, 0x34, 0x56],
+            background: [0xfe, 0xdc, 0xba],
+            cursor: [1, 2, 3],
+        };
+        let mut renderer = Renderer::with_colours(80, 24, colours);
+        let mut out = Rendered::default();
+        renderer.feed(b"\x1b]11;?\x07\x1b]10;?;?;?\x1b\\", &mut out);
+        assert_eq!(
+            String::from_utf8_lossy(&out.replies),
+            "\x1b]11;rgb:fefe/dcdc/baba\x07\x1b]10;rgb:1212/3434/5656\x1b\\\
+             \x1b]11;rgb:fefe/dcdc/baba\x1b\\\x1b]12;rgb:0101/0202/0303\x1b\\"
+        );
+    }
+
+    #[test]
     fn terminal_queries_are_answered() {
         check(
             b"one\ntwo\nab\x1b[6n\x1b[c\x1b[0c\x1b[>c\x1b[>0c\x1b[>q\x1b[5n\x1b[?6n\x1b[?1049h\x1b[6n",
@@ -1474,7 +1504,7 @@ mod tests {
             b"\x1b]10;?\x07\x1b]11;?\x1b\\\x1b]12;?\x07\x1b]10;?;?\x07\x1b]4;1;?\x07\x1b]0;title\x07",
             expect![[r#"
                 pending ""
-                replies "\u{1b}]10;rgb:0000/0000/0000\u{7}\u{1b}]11;rgb:ffff/ffff/ffff\u{1b}\\\u{1b}]12;rgb:0000/0000/0000\u{7}\u{1b}]10;rgb:0000/0000/0000\u{7}\u{1b}]11;rgb:ffff/ffff/ffff\u{7}"
+                replies "\u{1b}]10;rgb:dddd/dddd/dddd\u{7}\u{1b}]11;rgb:0000/0000/0000\u{1b}\\\u{1b}]12;rgb:dddd/dddd/dddd\u{7}\u{1b}]10;rgb:dddd/dddd/dddd\u{7}\u{1b}]11;rgb:0000/0000/0000\u{7}"
             "#]],
         );
         check(

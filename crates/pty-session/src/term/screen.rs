@@ -277,6 +277,12 @@ impl Emulator {
         crate::term::frame::draw(&self.term)
     }
 
+    /// The window's lines down to the cursor's, as text and in colour
+    /// ([`crate::term::frame::coloured_lines`]).
+    pub(crate) fn coloured_lines(&self) -> Vec<(String, String)> {
+        crate::term::frame::coloured_lines(&self.term)
+    }
+
     /// What the window shows now.
     pub(crate) fn snapshot(&self, status: Status) -> Screen {
         let mut lines: Vec<String> = (0..self.rows).map(|row| self.row_text(row)).collect();

@@ -163,6 +163,38 @@ async fn watch_until(watch: &mut pty_session::Watch, needle: &str) -> String {
     seen
 }
 
+/// Lines printed before a watcher came, still in the window, come in their colours; the
+/// prompt keeps the blank after it.
+#[tokio::test]
+async fn a_watcher_sees_recent_lines_in_their_colours() {
+    let (pty, owner) = service();
+    let python = python3();
+    let home = TempDir::new("python-colours");
+    let opened = open(
+        &pty,
+        &owner,
+        at_home(OpenRequest::new(format!("{python} -q")), &home),
+    )
+    .await;
+    let id = &opened.session_id;
+    pty.send(
+        &owner,
+        id,
+        SendRequest::new(r"print('\x1b[31mred\x1b[0m plain \x1b[1;32mgreen\x1b[0m')"),
+    )
+    .await
+    .unwrap();
+    let watch = pty.watch(&owner, id).unwrap();
+    assert!(
+        watch
+            .recent
+            .ends_with("\x1b[0;31mred\x1b[0m plain \x1b[0;1;32mgreen\x1b[0m\r\n>>> "),
+        "{:?}",
+        watch.recent
+    );
+    pty.close(&owner, id).await.unwrap();
+}
+
 #[tokio::test]
 async fn a_watcher_sees_recent_lines_then_live_bytes_and_a_person_types() {
     let (pty, owner) = service();
