@@ -221,18 +221,6 @@ pub(crate) async fn mcp_connection(
     }
 }
 
-/// `pty-session mcp --persist`: relays stdin/stdout to the background server for `owner`,
-/// starting it if needed, and a new one should it go away, until the host's side ends
-/// ([`crate::persist::relay`]). `server_args` configure a server it starts.
-pub async fn relay(owner: String, server_args: &[String]) -> anyhow::Result<()> {
-    let dir = socket_dir()?;
-    ownership::make_private_dir(&dir)?;
-    let cwd = std::env::current_dir()
-        .ok()
-        .map(|cwd| cwd.to_string_lossy().into_owned());
-    crate::persist::relay::relay(&dir, server_args, &Hello::Mcp { owner, cwd }).await
-}
-
 /// A connection to the running server, `hello` said; `None` when no server runs. The
 /// directory must pass [`ownership::check_dir`] and the server run as this user, as for
 /// `mcp --persist`, before anything is said (`attach` would show its prompts and send it

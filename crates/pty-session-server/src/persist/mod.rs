@@ -29,7 +29,8 @@ mod relay;
 mod server;
 pub(crate) mod view;
 
-pub use client::{default_owner, relay, stop};
+pub use client::{default_owner, stop};
 pub(crate) use client::{open, sessions};
 pub(crate) use protocol::{Hello, socket_path};
+pub use relay::relay;
 pub use server::{detach, serve};

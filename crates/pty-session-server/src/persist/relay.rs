@@ -20,7 +20,7 @@ use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWriteExt as _, BufReader};
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
 
-use crate::persist::protocol::Hello;
+use crate::persist::protocol::{Hello, socket_dir};
 
 /// The longest line relayed; a longer one ends the relay (the server refuses far less).
 const MAX_LINE: usize = 256 * 1024 * 1024;
@@ -228,12 +228,24 @@ impl Connection {
     }
 }
 
+/// `pty-session mcp --persist`: relays stdin/stdout to the background server for `owner`,
+/// starting it if needed, and a new one should it go away, until the host's side ends.
+/// `server_args` configure a server it starts.
+pub async fn relay(owner: String, server_args: &[String]) -> anyhow::Result<()> {
+    let dir = socket_dir()?;
+    crate::ownership::make_private_dir(&dir)?;
+    let cwd = std::env::current_dir()
+        .ok()
+        .map(|cwd| cwd.to_string_lossy().into_owned());
+    relay_lines(&dir, server_args, &Hello::Mcp { owner, cwd }).await
+}
+
 /// Relays the host's stdin and stdout to the background server for `hello` (started if
 /// need be with `server_args`) until the host's side ends or a stop signal comes. When
 /// the server goes away, the calls in flight are answered, and the host's next line
 /// starts or finds another: a `pty-session stop` leaves no server running until a host
 /// calls again.
-pub(crate) async fn relay(dir: &Path, server_args: &[String], hello: &Hello) -> anyhow::Result<()> {
+async fn relay_lines(dir: &Path, server_args: &[String], hello: &Hello) -> anyhow::Result<()> {
     let (stdin, mut stdout) = rmcp::transport::stdio_pipes();
     let mut from_host = lines_of(stdin);
     let mut host = Host::default();
