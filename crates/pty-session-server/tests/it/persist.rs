@@ -701,18 +701,11 @@ async fn ls_and_attach_reach_the_background_servers_sessions() {
             .intersects(LocalModes::ICANON | LocalModes::ECHO),
         "raw mode"
     );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    crate::support::eventually_async("the session to take the person's window", || async {
         let screen = call(&client.client, "pty_screen", json!({"id": id})).await;
-        if ok(&screen)["cols"] == 100 {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the session never took the person's window"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        ok(&screen)["cols"] == 100
+    })
+    .await;
     terminal.type_keys(b"6*7\r");
     terminal.wait_for("the answer", "42\r\n").await;
     terminal.type_keys(&[0x1d]);
@@ -752,15 +745,10 @@ async fn ls_and_attach_reach_the_background_servers_sessions() {
     // Attached while the server stops: attach ends, the terminal is back, nothing is left.
     let seen = terminal.text().len();
     let mut attach = terminal.spawn(runtime.command(&["attach", "--persist", &id]));
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !terminal.text()[seen..].contains("Ctrl-] detaches") {
-        assert!(
-            Instant::now() < deadline,
-            "no second attach: {}",
-            terminal.text()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually("a second attach", || {
+        terminal.text()[seen..].contains("Ctrl-] detaches")
+    })
+    .await;
     let servers = runtime.servers();
     let (stopped, said) = runtime.run(&["stop"]).await;
     assert!(stopped, "{said}");
