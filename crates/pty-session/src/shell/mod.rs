@@ -164,6 +164,38 @@ fn fresh_key() -> Option<String> {
     )
 }
 
+/// The start of the names of the hooks' directories: then the pid of the service that
+/// made one, and a random part.
+const PREFIX: &str = "pty-session-shell-";
+
+/// Removes from `base` the hooks' directories of this user whose services are gone: a
+/// service removes its own when it drops, but one that was killed leaves it. A pid that
+/// runs (in this pid namespace) keeps its directory; a directory wrongly taken from a
+/// service elsewhere is written again before its next shell starts.
+fn sweep(base: &Path) {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    let uid = rustix::process::geteuid().as_raw();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|name| name.strip_prefix(PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let ours = std::fs::symlink_metadata(entry.path())
+            .is_ok_and(|meta| meta.is_dir() && meta.uid() == uid);
+        if ours && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// The hooks' files, in a directory of the service's own (mode 0700, a fresh name made
 /// with `mkdir`, so no one else's files can stand in for them), removed when the service
 /// goes. It is made in `/var/tmp` where that can be written, and only then in the temp
@@ -181,7 +213,10 @@ impl Scripts {
         let mut random = [0u8; 8];
         getrandom::fill(&mut random).map_err(std::io::Error::other)?;
         let name: String = random.iter().map(|b| format!("{b:02x}")).collect();
-        let dir_name = format!("pty-session-shell-{name}");
+        let dir_name = format!("{PREFIX}{}-{name}", std::process::id());
+        for base in [Path::new("/var/tmp"), &std::env::temp_dir()] {
+            sweep(base);
+        }
         let var_tmp = Path::new("/var/tmp").join(&dir_name);
         let dir = match std::fs::DirBuilder::new().mode(0o700).create(&var_tmp) {
             Ok(()) => var_tmp,
@@ -240,6 +275,26 @@ impl Drop for Scripts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sweep_takes_the_directories_of_gone_services_only() {
+        let base = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        child.wait().unwrap();
+        let dead = base.path().join(format!("{PREFIX}{gone}-a"));
+        let alive = base
+            .path()
+            .join(format!("{PREFIX}{}-b", std::process::id()));
+        let other = base.path().join("pty-session-shell-notapid");
+        for dir in [&dead, &alive, &other] {
+            std::fs::create_dir(dir).unwrap();
+            std::fs::write(dir.join("bash.rc"), "x").unwrap();
+        }
+        sweep(base.path());
+        assert!(!dead.exists(), "a gone service's directory is taken");
+        assert!(alive.exists() && other.exists());
+    }
 
     #[track_caller]
     fn check(command: &str, expect: Option<(Shell, &[&str], bool)>) {
