@@ -111,6 +111,23 @@ pub fn heavy(test: &str) -> bool {
     on
 }
 
+/// The home every program a test starts gets unless the test gives another: `home` under
+/// `tmpdir`, cargo's temporary directory for tests (`env!("CARGO_TARGET_TMPDIR")` in an
+/// integration test), made if need be. No program a test starts then reads the
+/// configuration of the user who runs the tests (a .bashrc, an htoprc, a .gitconfig,
+/// python's history) or writes into their home.
+///
+/// ```
+/// let tmp = tempfile::tempdir().unwrap();
+/// let home = pty_session_testkit::tests_home(tmp.path());
+/// assert!(home.is_dir() && home.starts_with(tmp.path()));
+/// ```
+pub fn tests_home(tmpdir: impl AsRef<std::path::Path>) -> std::path::PathBuf {
+    let home = tmpdir.as_ref().join("home");
+    std::fs::create_dir_all(&home).expect("create the tests' home");
+    home
+}
+
 /// The live children of `parent` whose command name (`/proc/<pid>/comm`) is `name`.
 ///
 /// ```

@@ -9,18 +9,14 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::process::Command;
 
 use crate::support::{
-    BIN, INITIALIZE, current_client, http_server_from, open, raw_post, raw_request,
+    BIN, HttpServer, INITIALIZE, current_client, http_server_from, open, raw_post, raw_request,
 };
 
 const TOKEN: &str = "logs-token-0123456789ab";
 
 #[tokio::test]
 async fn serve_is_quiet_about_what_clients_do() {
-    let mut command = Command::new(BIN);
-    command
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .env_remove("RUST_LOG");
-    let mut server = http_server_from(command, &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let mut server = serve(None).await;
     let addr = server.addr;
     let auth = format!("Bearer {TOKEN}");
 
@@ -99,11 +95,7 @@ async fn serve_is_quiet_about_what_clients_do() {
 /// the program printed (rmcp's message dumps stay off unless `RUST_LOG` names rmcp).
 #[tokio::test]
 async fn debug_logs_hold_no_keys_and_no_output() {
-    let mut command = Command::new(BIN);
-    command
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .env("RUST_LOG", "debug");
-    let mut server = http_server_from(command, &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let mut server = serve(Some("debug")).await;
     let client = current_client(&server.url, TOKEN).await;
     let (id, _) = open(&client, json!({"command": "cat"})).await;
     let sent = crate::support::call(
@@ -131,11 +123,7 @@ async fn debug_logs_hold_no_keys_and_no_output() {
 /// empty stream, and the ordinary course logs no warning (rmcp's own answer logs one).
 #[tokio::test]
 async fn a_resumed_stream_is_answered_without_a_warning() {
-    let mut command = Command::new(BIN);
-    command
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .env_remove("RUST_LOG");
-    let mut server = http_server_from(command, &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let mut server = serve(None).await;
     let addr = server.addr;
     let auth = format!("Bearer {TOKEN}");
 
@@ -183,4 +171,16 @@ async fn a_resumed_stream_is_answered_without_a_warning() {
         !log.contains("WARN"),
         "a resumed stream is no cause for a warning; the log:\n{log}"
     );
+}
+
+/// `serve` on a free port with the test's token, logging at `RUST_LOG` `log` (the default
+/// level without).
+async fn serve(log: Option<&str>) -> HttpServer {
+    let mut command = Command::new(BIN);
+    command.args(["serve", "--listen", "127.0.0.1:0"]);
+    match log {
+        Some(level) => command.env("RUST_LOG", level),
+        None => command.env_remove("RUST_LOG"),
+    };
+    http_server_from(command, &[("PTY_SESSION_TOKEN", TOKEN)]).await
 }

@@ -63,17 +63,11 @@ pub async fn stdio_server(args: &[&str]) -> StdioServer {
     stdio_server_from(command).await
 }
 
-/// The flags that give every session of a test's server a home of the tests' own (`HOME`,
-/// `XDG_CONFIG_HOME`: a directory under cargo's temporary directory for tests), so that
-/// no program reads the configuration of the user who runs the tests or writes into
-/// their home. A test's own `--default-env` after them wins.
+/// The flags that give every session of a test's server the tests' home (`HOME`,
+/// `XDG_CONFIG_HOME`: [`pty_session_testkit::tests_home`]). A test's own `--default-env`
+/// after them wins.
 pub fn home_args() -> [String; 4] {
-    static HOME: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    let home = HOME.get_or_init(|| {
-        let home = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("home");
-        std::fs::create_dir_all(&home).expect("create the tests' home");
-        home
-    });
+    let home = pty_session_testkit::tests_home(env!("CARGO_TARGET_TMPDIR"));
     let home = home.display();
     [
         "--default-env".into(),

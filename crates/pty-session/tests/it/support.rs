@@ -15,17 +15,11 @@ pub fn service() -> (PtyService, Owner) {
     (PtyService::new(config), Owner::new("test"))
 }
 
-/// The home every program a test starts gets unless the test gives another: a directory
-/// under cargo's temporary directory for tests, so that no program reads the
-/// configuration of the user who runs the tests (a .bashrc, an htoprc, a .gitconfig,
-/// python's history) or writes into their home.
+/// The home every program a test starts gets unless the test gives another
+/// ([`pty_session_testkit::tests_home`]).
 pub fn test_home() -> &'static std::path::Path {
     static HOME: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    HOME.get_or_init(|| {
-        let home = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("home");
-        std::fs::create_dir_all(&home).expect("create the tests' home");
-        home
-    })
+    HOME.get_or_init(|| pty_session_testkit::tests_home(env!("CARGO_TARGET_TMPDIR")))
 }
 
 /// Opens `request` and panics with the error if that fails.

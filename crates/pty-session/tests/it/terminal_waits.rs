@@ -364,17 +364,7 @@ async fn mc_settles_by_input_after_each_key() {
     require("mc");
     let home = TempDir::new("mc-home");
     let (pty, owner) = service();
-    let opened = open(
-        &pty,
-        &owner,
-        OpenRequest::new("mc")
-            .env("TERM", "xterm-256color")
-            .env("HOME", home.0.to_str().unwrap())
-            .env("SHELL", "/bin/bash")
-            .cwd(home.0.clone())
-            .timeout(Duration::from_millis(20_000)),
-    )
-    .await;
+    let opened = open(&pty, &owner, mc(&home)).await;
     let screen = |s: &Option<pty_session::Screen>| s.as_ref().map(|s| s.text()).unwrap_or_default();
     let text = screen(&opened.screen);
     assert_eq!(opened.settled_by, SettleReason::Input, "open: {text}");
@@ -404,17 +394,7 @@ async fn a_command_in_mcs_subshell_is_waited_for() {
     require("mc");
     let home = TempDir::new("mc-sub");
     let (pty, owner) = service();
-    let opened = open(
-        &pty,
-        &owner,
-        OpenRequest::new("mc")
-            .env("TERM", "xterm-256color")
-            .env("HOME", home.0.to_str().unwrap())
-            .env("SHELL", "/bin/bash")
-            .cwd(home.0.clone())
-            .timeout(Duration::from_millis(20_000)),
-    )
-    .await;
+    let opened = open(&pty, &owner, mc(&home)).await;
     assert_eq!(
         opened.settled_by,
         SettleReason::Input,
@@ -631,4 +611,14 @@ async fn a_refresh_loop_settles_by_input_after_a_frame() {
     let (sent, _) = timed_send(&pty, &owner, &opened.session_id, SendRequest::new("q")).await;
     assert_eq!(sent.settled_by, SettleReason::Exit, "{}", sent_shows(&sent));
     pty.shutdown().await;
+}
+
+/// mc at `home` (its settings and its subshell's `HOME`), with bash as the subshell.
+fn mc(home: &TempDir) -> OpenRequest {
+    OpenRequest::new("mc")
+        .env("TERM", "xterm-256color")
+        .env("HOME", home.0.to_str().unwrap())
+        .env("SHELL", "/bin/bash")
+        .cwd(home.0.clone())
+        .timeout(Duration::from_millis(20_000))
 }
