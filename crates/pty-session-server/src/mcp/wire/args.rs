@@ -314,3 +314,74 @@ impl TailArgs {
         Ok((self.id, apply_settle!(request, settle)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::mcp::wire::parse;
+
+    /// The argument an `INVALID_ARGUMENT` names, or a panic naming what came instead.
+    fn refused<T: std::fmt::Debug>(result: Result<T, Error>) -> String {
+        match result {
+            Err(Error::InvalidArgument { argument, .. }) => argument,
+            other => panic!("not an INVALID_ARGUMENT: {other:?}"),
+        }
+    }
+
+    fn object(arguments: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+        match arguments {
+            serde_json::Value::Object(arguments) => arguments,
+            other => panic!("arguments are an object, not {other}"),
+        }
+    }
+
+    fn send(arguments: serde_json::Value) -> Result<(String, SendRequest), Error> {
+        parse::<SendArgs>(object(arguments))?.into_request()
+    }
+
+    #[test]
+    fn a_send_takes_data_or_keys_never_both_nor_neither() {
+        assert_eq!(
+            refused(send(json!({"id": "s", "data": "x", "keys": ["Enter"]}))),
+            "data"
+        );
+        assert_eq!(refused(send(json!({"id": "s"}))), "data");
+        let (id, _) = send(json!({"id": "s", "keys": ["C-c"]})).expect("keys alone");
+        assert_eq!(id, "s");
+        send(json!({"id": "s", "data": "", "submit": false})).expect("an empty write waits");
+    }
+
+    #[test]
+    fn an_empty_until_is_refused_by_every_tool_that_waits() {
+        assert_eq!(
+            refused(send(json!({"id": "s", "data": "x", "until": ""}))),
+            "until"
+        );
+        let open: OpenArgs = parse(object(json!({"command": "cat", "until": ""}))).unwrap();
+        assert_eq!(refused(open.into_request()), "until");
+        let tail: TailArgs = parse(object(json!({"id": "s", "until": ""}))).unwrap();
+        assert_eq!(refused(tail.into_request()), "until");
+    }
+
+    #[test]
+    fn a_window_too_large_for_the_library_is_refused_by_its_own_check() {
+        let err = send(json!({"id": "s", "data": "", "cols": 70_000})).unwrap_err();
+        assert_eq!(err.code(), "INVALID_ARGUMENT");
+        assert!(err.to_string().starts_with("cols:"), "{err}");
+        let open: OpenArgs = parse(object(json!({"command": "cat", "rows": u64::MAX}))).unwrap();
+        assert_eq!(refused(open.into_request()), "rows");
+    }
+
+    #[test]
+    fn unknown_and_mistyped_arguments_are_named() {
+        let err = send(json!({"id": "s", "data": "x", "timeout": 5})).unwrap_err();
+        assert!(err.to_string().contains("timeout"), "{err}");
+        assert_eq!(
+            refused(send(json!({"id": "s", "data": 5}))),
+            "data",
+            "a mistyped field is named by its path"
+        );
+    }
+}
