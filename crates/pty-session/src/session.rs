@@ -213,6 +213,12 @@ impl State {
             .coloured_lines()
     }
 
+    /// The recent output's lines, history included, as text and in colour
+    /// ([`crate::term::screen::Window::coloured_history`]).
+    pub(crate) fn coloured_history(&self) -> Vec<(String, String)> {
+        self.window.coloured_history()
+    }
+
     /// The text after the last line end, such as a prompt.
     pub(crate) fn pending(&self) -> String {
         self.renderer.pending()
