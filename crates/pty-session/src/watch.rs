@@ -45,6 +45,9 @@ pub struct Watch {
     /// attributes, the cursor where the program left it, the program's key and mouse
     /// modes. What to show instead of `recent`, before the live output.
     pub frame: Option<Vec<u8>>,
+    /// The default colours the session's terminal has ([`Config::colours`](crate::Config)):
+    /// what a program that asks is told, so what a view draws on.
+    pub colours: crate::Colours,
     receiver: broadcast::Receiver<Live>,
 }
 
@@ -139,6 +142,7 @@ impl PtyService {
             rows,
             alt_screen,
             frame,
+            colours: self.config().colours,
             receiver,
         })
     }
