@@ -528,3 +528,48 @@ async fn the_web_view_keeps_its_token_across_a_server_restart() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A server configured with a background: a session whose red line scrolled out of its
+/// window before the page opened it is drawn with that line in red when scrolled back to
+/// (cell by cell), on the configured background (`tests/web/colours.mjs`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_view_draws_history_in_colour_on_the_configured_background() {
+    let dir = scratch("browser-colours");
+    let mut server = http_server(
+        &["--background", "#102030"],
+        &[("PTY_SESSION_TOKEN", TOKEN)],
+    )
+    .await;
+    let agent = current_client(&server.url, TOKEN).await;
+    let (id, _) = open(
+        &agent,
+        at_home(
+            json!({
+                "command": "printf '\\033[31merror: red\\033[0m\\n'; seq 1 40; exec cat",
+                "rows": 10, "until": "^40$",
+            }),
+            &dir,
+        ),
+    )
+    .await;
+    let browser = Browser::start(dir.join("profile")).await;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web/colours.mjs");
+    let mut command = Command::new("node");
+    command
+        .arg(&script)
+        .env("CDP_URL", &browser.devtools)
+        .env("PAGE_URL", format!("http://{}/", server.addr))
+        .env("TOKEN", TOKEN)
+        .env("SESSION_ID", &id)
+        .env("BACKGROUND", "#102030")
+        .env("BACKGROUND_CSS", "rgb(16, 32, 48)");
+    let driven = drive(command, &agent, DEADLINE * 3).await;
+    browser.stop().await;
+    if let Err(failed) = driven {
+        panic!("{failed}");
+    }
+    call(&agent, "pty_close", json!({"id": id})).await;
+    drop(agent);
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(dir);
+}
