@@ -809,6 +809,17 @@ impl Tmux {
         (fields.next().unwrap(), fields.next().unwrap())
     }
 
+    /// The pane's default background: `#rrggbb` as a program set it (OSC 11), or
+    /// `default`.
+    fn pane_background(&self) -> String {
+        let out = self
+            .command()
+            .args(["display-message", "-p", "-t", "0", "#{pane_bg}"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
     async fn wait_for(&self, what: &str, needle: &str) {
         let what = format!("the pane to show {what} ({needle:?})");
         eventually(&what, || self.text().iter().any(|l| l.contains(needle))).await;
@@ -951,13 +962,18 @@ async fn attach_in_tmux_leaves_the_panes_lines_and_the_prompt_below_them() {
 
 /// A red line that scrolled out of the session's window before the person attached
 /// comes in red in the person's terminal (tmux's `capture-pane -e` shows the SGR of each
-/// cell), the lines after it in the default colours.
+/// cell), the lines after it in the default colours; while attached, the pane draws on
+/// the server's configured background, and after the detach on its own again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attach_in_tmux_shows_lines_scrolled_out_of_the_window_in_their_colours() {
     let dir = scratch("attach-history");
     let token_file = dir.join("token");
     std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
-    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let mut server = http_server(
+        &["--background", "#102030"],
+        &[("PTY_SESSION_TOKEN", TOKEN)],
+    )
+    .await;
     let agent = current_client(&server.url, TOKEN).await;
     let (id, _) = open(
         &agent,
@@ -1005,8 +1021,14 @@ async fn attach_in_tmux_shows_lines_scrolled_out_of_the_window_in_their_colours(
         next.ends_with('1') && !next.contains("[31m"),
         "the next line in the default colours: {next:?}"
     );
+    assert_eq!(tmux.pane_background(), "#102030", "the server's background");
     tmux.keys(&["C-]"]);
     tmux.wait_for("the detach note", "it keeps running").await;
+    assert_eq!(
+        tmux.pane_background(),
+        "default",
+        "the pane's own background"
+    );
     call(&agent, "pty_close", json!({"id": id})).await;
     drop(tmux);
     drop(agent);
