@@ -213,10 +213,9 @@ impl State {
             .coloured_lines()
     }
 
-    /// The recent output's lines, history included, as text and in colour
-    /// ([`crate::term::screen::Window::coloured_history`]).
-    pub(crate) fn coloured_history(&self) -> Vec<(String, String)> {
-        self.window.coloured_history()
+    /// What a view's history in colour is drawn from ([`crate::term::screen::History`]).
+    pub(crate) fn history(&self) -> crate::term::screen::History {
+        self.window.history()
     }
 
     /// The text after the last line end, such as a prompt.

@@ -117,14 +117,9 @@ impl PtyService {
             .map(|line| line.strip_suffix('\n').unwrap_or(line).to_owned())
             .collect();
         lines.push(state.pending());
-        let mut shown = lines.clone();
-        if !state.in_alt_screen() {
-            // The history as far as the recent output reaches, then the window from the
-            // session's own emulator, which has seen all of the output.
-            coloured(&lines, &mut shown, state.coloured_history());
-            coloured(&lines, &mut shown, state.coloured_lines());
-        }
-        let recent = shown.join("\r\n");
+        // The window from the session's own emulator, which has seen all of the output,
+        // and what the history is drawn from, replayed once the lock is let go.
+        let colours = (!state.in_alt_screen()).then(|| (state.history(), state.coloured_lines()));
         // The chunks after this point reach the receiver: it subscribes under the same
         // lock that the drain reads under.
         let receiver = if state.finished {
@@ -136,6 +131,14 @@ impl PtyService {
         let (cols, rows) = state.window_size();
         let alt_screen = state.in_alt_screen();
         let frame = alt_screen.then(|| state.screen_frame());
+        drop(state);
+        let mut shown = lines.clone();
+        if let Some((history, window)) = colours {
+            // The history as far as the recent output reaches, then the window over it.
+            coloured(&lines, &mut shown, history.coloured_lines());
+            coloured(&lines, &mut shown, window);
+        }
+        let recent = shown.join("\r\n");
         Ok(Watch {
             recent,
             cols,

@@ -14,7 +14,7 @@
 //! scrollback keeps the lines. What a person's view needs of the history, its colours,
 //! comes from the recent output, which the window keeps whether an emulator runs or not,
 //! replayed into an emulator of its own that keeps up to [`HISTORY_ROWS`] rows when a
-//! view starts ([`Window::coloured_history`]): a session nobody watches holds no history.
+//! view starts ([`History`]): a session nobody watches holds no history.
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -38,7 +38,7 @@ pub(crate) const RECENT_OUTPUT_BYTES: usize = 32 * 1024;
 pub(crate) const BACKLOG_BYTES: usize = 64 * 1024;
 
 /// How many rows scrolled out of the window a person's view gets in colour at most
-/// ([`Window::coloured_history`]): as many as the lines a view starts from
+/// ([`History`]): as many as the lines a view starts from
 /// (`watch`'s 1,000), and one block of alacritty's history, which it allocates 1,000 rows
 /// at a time (24 bytes a cell: 2.9 MB at 120 columns, for as long as the view's start
 /// takes).
@@ -482,19 +482,40 @@ impl Window {
         (self.cols, self.rows)
     }
 
+    /// What the history of a view's start is drawn from ([`History`]): a copy of the
+    /// recent output (at most [`RECENT_OUTPUT_BYTES`]), to replay without the session's
+    /// lock.
+    pub(crate) fn history(&self) -> History {
+        History {
+            cols: self.cols,
+            rows: self.rows,
+            recent: self.recent.clone(),
+        }
+    }
+}
+
+/// A window's recent output and size, from [`Window::history`]: what a view's start
+/// draws the history in colour from.
+pub(crate) struct History {
+    cols: u16,
+    rows: u16,
+    recent: RecentOutput,
+}
+
+impl History {
     /// The lines of the recent output, from the oldest of at most [`HISTORY_ROWS`] rows
     /// scrolled out of the window down to the cursor's row, as text and in colour: the
     /// recent output replayed into an emulator of its own that keeps a history. The
     /// session's emulator keeps none, so that a session costs no history while nobody
     /// looks; this one lives as long as a view's start.
-    pub(crate) fn coloured_history(&self) -> Vec<(String, String)> {
+    pub(crate) fn coloured_lines(&self) -> Vec<(String, String)> {
         Emulator::replayed(self.cols, self.rows, HISTORY_ROWS, &self.recent).coloured_lines()
     }
 }
 
 /// The latest output of a session that has no emulator yet, at most
 /// [`RECENT_OUTPUT_BYTES`]: enough to draw its window again.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct RecentOutput {
     bytes: VecDeque<u8>,
     /// Whether older output was let go (the kept bytes may start inside a line).
@@ -958,7 +979,7 @@ mod tests {
             for chunk in output.chunks(7) {
                 window.feed(chunk, false, KeyModes::default());
             }
-            let lines = window.coloured_history();
+            let lines = window.history().coloured_lines();
             let texts: Vec<&str> = lines.iter().map(|(text, _)| text.as_str()).collect();
             assert_eq!(texts.len(), 33, "{texts:?}");
             assert_eq!(
@@ -981,7 +1002,7 @@ mod tests {
         for n in 0..5000 {
             window.feed(format!("{n}\r\n").as_bytes(), false, KeyModes::default());
         }
-        let lines = window.coloured_history();
+        let lines = window.history().coloured_lines();
         assert_eq!(lines.len(), HISTORY_ROWS + 10);
         assert_eq!(lines[0].0, format!("{}", 5000 - HISTORY_ROWS - 9));
     }
