@@ -104,15 +104,23 @@ pub struct ConfigArgs {
     /// and the shell's directory; false turns it off unless a pty_open asks [default: true]
     #[arg(long, value_name = "BOOL")]
     pub shell_integration: Option<bool>,
-    /// The default text and cursor colour of sessions' terminals, #rrggbb: what a program
-    /// that asks is told (OSC 10, 12), and what the web view, attach and the MCP App view
-    /// draw with [default: #dddddd]
-    #[arg(long, value_name = "#RRGGBB")]
+    // The help of these two is an attribute, not a doc comment: rustdoc would take
+    // `[default: #dddddd]` for a link.
+    #[arg(
+        long,
+        value_name = "#RRGGBB",
+        help = "The default text and cursor colour of sessions' terminals, #rrggbb: what a \
+                program that asks is told (OSC 10, 12), and what the web view, attach and \
+                the MCP App view draw with [default: #dddddd]"
+    )]
     pub foreground: Option<String>,
-    /// The default background colour of sessions' terminals, #rrggbb: what a program that
-    /// asks is told (OSC 11), and what the web view, attach and the MCP App view draw on
-    /// [default: #000000]
-    #[arg(long, value_name = "#RRGGBB")]
+    #[arg(
+        long,
+        value_name = "#RRGGBB",
+        help = "The default background colour of sessions' terminals, #rrggbb: what a \
+                program that asks is told (OSC 11), and what the web view, attach and the \
+                MCP App view draw on [default: #000000]"
+    )]
     pub background: Option<String>,
 }
 
