@@ -269,7 +269,11 @@ function openTerminal(s) {
     if (message.type === "hello") {
       greeted = true;
       // The server's configured colours, when it names them: drawn before the first frame.
-      if (message.colours) t.options.theme = { ...t.options.theme, ...themeOf(message.colours) };
+      if (message.colours) {
+        t.options.theme = { ...t.options.theme, ...themeOf(message.colours) };
+        // The frame around the cells too, so no stripe of another colour shows.
+        $("terminal").style.background = t.options.theme.background;
+      }
       t.resize(message.cols, message.rows);
       fitToWindow();
       setState("live");

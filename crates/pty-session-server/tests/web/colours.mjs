@@ -76,9 +76,10 @@ if (!(cells.next.chars === "1" && cells.next.default)) {
 const drawn = await evaluate(`({
   theme: term.options.theme.background,
   viewport: getComputedStyle(document.querySelector('#terminal .xterm-viewport')).backgroundColor,
+  frame: getComputedStyle(document.getElementById('terminal')).backgroundColor,
 })`);
 step("background", drawn);
-if (drawn.theme !== BACKGROUND || drawn.viewport !== BACKGROUND_CSS) {
+if (drawn.theme !== BACKGROUND || drawn.viewport !== BACKGROUND_CSS || drawn.frame !== BACKGROUND_CSS) {
   throw new Error(`not drawn on ${BACKGROUND}: ${JSON.stringify(drawn)}`);
 }
 
