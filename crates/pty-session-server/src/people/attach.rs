@@ -11,6 +11,10 @@
 //! not fatal), and a panic (the guard's `Drop` runs as the stack unwinds). Only SIGKILL
 //! leaves it raw, as it does for every program; `reset` repairs that.
 //!
+//! While attached, the terminal draws with the session's default colours, those its
+//! programs are told they have (the hello names them; OSC 10, 11 and 12 set them), and
+//! on the way out it gets its own back (OSC 110, 111 and 112).
+//!
 //! On the way out the terminal is also given back as it was: off the alternate screen a
 //! full-screen program left it on, with the attributes, cursor, scroll region, key,
 //! paste, mouse and focus modes a terminal starts with, and at its own size. Which
