@@ -296,12 +296,16 @@ fn web_test_packages() -> PathBuf {
 /// inverse in xterm.js's cells; focus coming and going in vim's view (which asked for
 /// focus reports) sends nothing; an agent's resize re-sends the view's size; an unknown
 /// request gets method-not-found; after `pty_close`, the program's exit or a teardown the
-/// view calls nothing more.
+/// view calls nothing more. The terminal is drawn on the server's configured background.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mcp_app_under_the_sdk_host_types_without_reading_and_stops() {
     let dir = scratch("mcp-app");
     let web = web_test_packages();
-    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let mut server = http_server(
+        &["--background", "#102030"],
+        &[("PTY_SESSION_TOKEN", TOKEN)],
+    )
+    .await;
     let agent = current_client(&server.url, TOKEN).await;
     for csp in ["sdk", "spec"] {
         let browser = Browser::start(dir.join(format!("profile-{csp}"))).await;
@@ -313,6 +317,7 @@ async fn the_mcp_app_under_the_sdk_host_types_without_reading_and_stops() {
                 .env("MCP_URL", &server.url)
                 .env("TOKEN", TOKEN)
                 .env("CSP", csp)
+                .env("BACKGROUND_CSS", "rgb(16, 32, 48)")
                 .stdin(Stdio::null())
                 .kill_on_drop(true)
                 .output(),
