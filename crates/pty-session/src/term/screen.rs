@@ -38,10 +38,10 @@ pub(crate) const RECENT_OUTPUT_BYTES: usize = 32 * 1024;
 pub(crate) const BACKLOG_BYTES: usize = 64 * 1024;
 
 /// How many rows scrolled out of the window a person's view gets in colour at most
-/// ([`History`]): as many as the lines a view starts from
-/// (`watch`'s 1,000), and one block of alacritty's history, which it allocates 1,000 rows
-/// at a time (24 bytes a cell: 2.9 MB at 120 columns, for as long as the view's start
-/// takes).
+/// ([`History`]): as many as the lines a view starts from (`watch`'s 1,000), and one
+/// block of alacritty's history, which it allocates 1,000 rows at a time (24 bytes a
+/// cell: 3.6 MiB in all for a 120×40 window, measured in BENCHMARKS.md), for as long as
+/// the view's start takes.
 pub(crate) const HISTORY_ROWS: usize = 1000;
 
 /// What the terminal window shows now: [`PtyService::screen`](crate::PtyService::screen),
