@@ -104,6 +104,24 @@ pub struct ConfigArgs {
     /// and the shell's directory; false turns it off unless a pty_open asks [default: true]
     #[arg(long, value_name = "BOOL")]
     pub shell_integration: Option<bool>,
+    // The help of these two is an attribute, not a doc comment: rustdoc would take
+    // `[default: #dddddd]` for a link.
+    #[arg(
+        long,
+        value_name = "#RRGGBB",
+        help = "The default text and cursor colour of sessions' terminals, #rrggbb: what a \
+                program that asks is told (OSC 10, 12), and what the web view, attach and \
+                the MCP App view draw with [default: #dddddd]"
+    )]
+    pub foreground: Option<String>,
+    #[arg(
+        long,
+        value_name = "#RRGGBB",
+        help = "The default background colour of sessions' terminals, #rrggbb: what a \
+                program that asks is told (OSC 11), and what the web view, attach and the \
+                MCP App view draw on [default: #000000]"
+    )]
+    pub background: Option<String>,
 }
 
 fn parse_env_pair(pair: &str) -> Result<(String, String), String> {
@@ -478,6 +496,24 @@ impl ConfigArgs {
         if let Some(on) = self.shell_integration.or(file.shared.shell_integration) {
             service.shell_integration = on;
         }
+        let colour = |key: &str, flag: &Option<String>, from_file: &Option<String>| {
+            flag.as_ref()
+                .or(from_file.as_ref())
+                .map(|text| {
+                    pty_session::Colours::parse_hex(text).ok_or_else(|| {
+                        anyhow!("invalid configuration: {key} {text:?} is not a colour #rrggbb")
+                    })
+                })
+                .transpose()
+        };
+        if let Some(foreground) = colour("foreground", &self.foreground, &file.shared.foreground)? {
+            // The cursor in the text's colour, as xterm draws it unless told otherwise.
+            service.colours.foreground = foreground;
+            service.colours.cursor = foreground;
+        }
+        if let Some(background) = colour("background", &self.background, &file.shared.background)? {
+            service.colours.background = background;
+        }
         service.sandbox_hidden = file.shared.sandbox_hidden;
         service
             .sandbox_hidden
@@ -651,7 +687,7 @@ mod tests {
         check_error(
             "tailLine = 5",
             expect![
-                "key `tailLine`: unknown field `tailLine`, expected one of `backendType`, `tailLines`, `tailBytes`, `scrollbackLines`, `scrollbackBytes`, `maxSessionsPerOwner`, `maxSessions`, `maxRequestBytes`, `maxExitedPerOwner`, `defaultEnv`, `recordDir`, `recordInput`, `recordMaxBytes`, `sandbox`, `sandboxWritable`, `sandboxNetwork`, `sandboxHidden`, `shellIntegration`, `ownerIdleTimeoutSecs`, `maxConnections`, `maxConnectionsPerToken`, `maxStreamsPerToken`, `httpIdleTimeoutSecs`, `httpBodyTimeoutSecs`, `maxMcpSessionsPerToken`, `mcpSessionIdleSecs`, `persist`, `persistIdleSecs`, `persistExitSecs`"
+                "key `tailLine`: unknown field `tailLine`, expected one of `backendType`, `tailLines`, `tailBytes`, `scrollbackLines`, `scrollbackBytes`, `maxSessionsPerOwner`, `maxSessions`, `maxRequestBytes`, `maxExitedPerOwner`, `defaultEnv`, `recordDir`, `recordInput`, `recordMaxBytes`, `sandbox`, `sandboxWritable`, `sandboxNetwork`, `sandboxHidden`, `shellIntegration`, `foreground`, `background`, `ownerIdleTimeoutSecs`, `maxConnections`, `maxConnectionsPerToken`, `maxStreamsPerToken`, `httpIdleTimeoutSecs`, `httpBodyTimeoutSecs`, `maxMcpSessionsPerToken`, `mcpSessionIdleSecs`, `persist`, `persistIdleSecs`, `persistExitSecs`"
             ],
         );
         check_error(
@@ -824,6 +860,43 @@ mod tests {
         for key in FileConfig::keys() {
             assert!(help.contains(key), "{key} missing from {help}");
         }
+    }
+
+    /// The colours: a flag wins over the file, the cursor takes the text's colour, and a
+    /// colour not spelled `#rrggbb` is refused naming its key.
+    #[test]
+    fn colours_come_from_the_flags_and_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "foreground = \"#102030\"\nbackground = \"#fdf6e3\"\n",
+        )
+        .unwrap();
+        let args = ConfigArgs {
+            config: Some(path.clone()),
+            foreground: Some("#657B83".into()),
+            ..ConfigArgs::default()
+        };
+        let colours = args.settings(None).unwrap().service.colours;
+        assert_eq!(colours.foreground, [0x65, 0x7b, 0x83], "the flag wins");
+        assert_eq!(colours.cursor, colours.foreground);
+        assert_eq!(colours.background, [0xfd, 0xf6, 0xe3], "from the file");
+        let defaults = ConfigArgs::default()
+            .settings(None)
+            .unwrap()
+            .service
+            .colours;
+        assert_eq!(defaults, pty_session::Colours::default());
+        let bad = ConfigArgs {
+            background: Some("black".into()),
+            ..ConfigArgs::default()
+        };
+        let err = bad.settings(None).unwrap_err();
+        assert_eq!(
+            format!("{err:#}"),
+            "invalid configuration: background \"black\" is not a colour #rrggbb"
+        );
     }
 
     #[test]

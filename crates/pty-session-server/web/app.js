@@ -228,6 +228,15 @@ function closeTerminal() {
   term = null;
 }
 
+// An xterm.js theme of a hello's colours, each `#rrggbb` (anything else is left out).
+function themeOf(colours) {
+  const theme = {};
+  for (const key of ["background", "foreground", "cursor"]) {
+    if (/^#[0-9a-fA-F]{6}$/.test(colours[key] ?? "")) theme[key] = colours[key];
+  }
+  return theme;
+}
+
 function openTerminal(s) {
   closeTerminal();
   show("terminal-view");
@@ -259,6 +268,12 @@ function openTerminal(s) {
     const message = JSON.parse(event.data);
     if (message.type === "hello") {
       greeted = true;
+      // The server's configured colours, when it names them: drawn before the first frame.
+      if (message.colours) {
+        t.options.theme = { ...t.options.theme, ...themeOf(message.colours) };
+        // The frame around the cells too, so no stripe of another colour shows.
+        $("terminal").style.background = t.options.theme.background;
+      }
       t.resize(message.cols, message.rows);
       fitToWindow();
       setState("live");

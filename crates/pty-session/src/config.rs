@@ -106,6 +106,22 @@ impl Default for Colours {
 }
 
 impl Colours {
+    /// `colour` as CSS and the configuration spell it: `#rrggbb`.
+    pub fn hex(colour: [u8; 3]) -> String {
+        let [r, g, b] = colour;
+        format!("#{r:02x}{g:02x}{b:02x}")
+    }
+
+    /// `text` (`#rrggbb`) as red, green and blue, or `None` when it is not of that form.
+    pub fn parse_hex(text: &str) -> Option<[u8; 3]> {
+        let digits = text.strip_prefix('#')?;
+        if digits.len() != 6 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let channel = |at: usize| u8::from_str_radix(&digits[at..at + 2], 16).ok();
+        Some([channel(0)?, channel(2)?, channel(4)?])
+    }
+
     /// `colour` as an OSC colour answer spells it: `rgb:rrrr/gggg/bbbb`, each channel's
     /// byte repeated, as xterm does.
     pub(crate) fn spelled(colour: [u8; 3]) -> String {
@@ -265,6 +281,15 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn colours_are_spelled_and_read_as_hex() {
+        assert_eq!(Colours::hex([0x10, 0xa0, 0xff]), "#10a0ff");
+        assert_eq!(Colours::parse_hex("#10A0ff"), Some([0x10, 0xa0, 0xff]));
+        for bad in ["10a0ff", "#10a0f", "#10a0fff", "#10a0fg", "#+1a0ff", ""] {
+            assert_eq!(Colours::parse_hex(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

@@ -213,6 +213,11 @@ impl State {
             .coloured_lines()
     }
 
+    /// What a view's history in colour is drawn from ([`crate::term::screen::History`]).
+    pub(crate) fn history(&self) -> crate::term::screen::History {
+        self.window.history()
+    }
+
     /// The text after the last line end, such as a prompt.
     pub(crate) fn pending(&self) -> String {
         self.renderer.pending()

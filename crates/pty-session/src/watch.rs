@@ -29,8 +29,9 @@ const PERSON_WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct Watch {
     /// The session's recent completed lines (at most 1,000, each ending in `\r\n`)
     /// followed by its pending line: what to show before the live output. Those still in
-    /// the window (as far as the screen emulator keeps them) come in their colours and
-    /// attributes, as SGR sequences ending with a reset.
+    /// the window, and those that scrolled out of it as far as the screen emulator keeps
+    /// them (the rows of the last 32 KiB of output, at most 1,000), come in their colours
+    /// and attributes, as SGR sequences ending with a reset.
     pub recent: String,
     /// The window's width when the view began.
     pub cols: u16,
@@ -44,6 +45,9 @@ pub struct Watch {
     /// attributes, the cursor where the program left it, the program's key and mouse
     /// modes. What to show instead of `recent`, before the live output.
     pub frame: Option<Vec<u8>>,
+    /// The default colours the session's terminal has ([`Config::colours`](crate::Config)):
+    /// what a program that asks is told, so what a view draws on.
+    pub colours: crate::Colours,
     receiver: broadcast::Receiver<Live>,
 }
 
@@ -79,18 +83,19 @@ impl Watch {
     }
 }
 
-/// Puts the window's lines in colour in place of the last of `lines` (the pending line
-/// last) where their text is the same: as many as agree, counted from the last. The
-/// top of the window may hold the end of a longer line, and a program that moved the
-/// cursor may show other text than its lines: those stay as text.
-fn coloured(lines: &mut [String], window: Vec<(String, String)>) {
-    let mut lines = lines.iter_mut().rev();
+/// Puts coloured lines in place of the last of `shown` (the pending line last) where
+/// their text is the same as in `lines` (the same, as text): as many as agree, counted
+/// from the last. The top of the window or of the history may hold the end of a longer
+/// line, and a program that moved the cursor may show other text than its lines: those
+/// stay as they are.
+fn coloured(lines: &[String], shown: &mut [String], window: Vec<(String, String)>) {
+    let mut lines = lines.iter().zip(shown.iter_mut()).rev();
     for (text, drawn) in window.into_iter().rev() {
         match lines.next() {
-            Some(line) if line.trim_end_matches(' ') == text => {
+            Some((line, shown)) if line.trim_end_matches(' ') == text => {
                 // The blanks after the text stay (the space after a prompt).
                 let blanks = line.len() - text.len();
-                *line = drawn + &" ".repeat(blanks);
+                *shown = drawn + &" ".repeat(blanks);
             }
             _ => return,
         }
@@ -112,10 +117,9 @@ impl PtyService {
             .map(|line| line.strip_suffix('\n').unwrap_or(line).to_owned())
             .collect();
         lines.push(state.pending());
-        if !state.in_alt_screen() {
-            coloured(&mut lines, state.coloured_lines());
-        }
-        let recent = lines.join("\r\n");
+        // The window from the session's own emulator, which has seen all of the output,
+        // and what the history is drawn from, replayed once the lock is let go.
+        let colours = (!state.in_alt_screen()).then(|| (state.history(), state.coloured_lines()));
         // The chunks after this point reach the receiver: it subscribes under the same
         // lock that the drain reads under.
         let receiver = if state.finished {
@@ -127,12 +131,21 @@ impl PtyService {
         let (cols, rows) = state.window_size();
         let alt_screen = state.in_alt_screen();
         let frame = alt_screen.then(|| state.screen_frame());
+        drop(state);
+        let mut shown = lines.clone();
+        if let Some((history, window)) = colours {
+            // The history as far as the recent output reaches, then the window over it.
+            coloured(&lines, &mut shown, history.coloured_lines());
+            coloured(&lines, &mut shown, window);
+        }
+        let recent = shown.join("\r\n");
         Ok(Watch {
             recent,
             cols,
             rows,
             alt_screen,
             frame,
+            colours: self.config().colours,
             receiver,
         })
     }

@@ -250,7 +250,7 @@ impl ServerHandler for PtyTools {
         request: rmcp::model::ReadResourceRequestParams,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
-        match crate::people::app::read(&request.uri) {
+        match crate::people::app::read(&request.uri, &self.service.config().colours) {
             Some(result) => Ok(result.into()),
             None => Err(ErrorData::resource_not_found(
                 format!(

@@ -122,11 +122,28 @@ pub fn resource() -> Resource {
         .with_meta(resource_meta())
 }
 
-/// `resources/read` of the view, or `None` for another URI.
-pub fn read(uri: &str) -> Option<ReadResourceResult> {
+/// The view's terminal colours as `view.js` has them: the library's defaults.
+const DEFAULT_THEME: &str = r##"const TERMINAL_THEME = { background: "#000000", foreground: "#dddddd", cursor: "#dddddd" };"##;
+
+/// The document with the terminal drawn in `colours`: those the session's programs are
+/// told (OSC 10, 11, 12), which the server's configuration may set.
+fn html(colours: &pty_session::Colours) -> String {
+    let hex = pty_session::Colours::hex;
+    let theme = format!(
+        r#"const TERMINAL_THEME = {{ background: "{}", foreground: "{}", cursor: "{}" }};"#,
+        hex(colours.background),
+        hex(colours.foreground),
+        hex(colours.cursor)
+    );
+    HTML.replacen(DEFAULT_THEME, &theme, 1)
+}
+
+/// `resources/read` of the view, drawing its terminal in `colours`, or `None` for
+/// another URI.
+pub fn read(uri: &str, colours: &pty_session::Colours) -> Option<ReadResourceResult> {
     (uri == URI).then(|| {
         ReadResourceResult::new(vec![
-            ResourceContents::text(HTML.as_str(), URI)
+            ResourceContents::text(html(colours), URI)
                 .with_mime_type(MIME_TYPE)
                 .with_meta(resource_meta()),
         ])
@@ -171,6 +188,24 @@ mod tests {
         ] {
             assert!(source.contains(&theme), "{name} draws with {theme}");
         }
+    }
+
+    /// The view draws its terminal in the configured colours: the default theme is in the
+    /// document exactly once, and gives way to another.
+    #[test]
+    fn the_view_draws_the_configured_colours() {
+        assert_eq!(HTML.matches(DEFAULT_THEME).count(), 1);
+        assert_eq!(html(&pty_session::Colours::default()), *HTML);
+        let colours = pty_session::Colours {
+            foreground: [0x65, 0x7b, 0x83],
+            background: [0xfd, 0xf6, 0xe3],
+            cursor: [0x65, 0x7b, 0x83],
+        };
+        let html = html(&colours);
+        assert!(!html.contains(DEFAULT_THEME));
+        assert!(html.contains(
+            r##"const TERMINAL_THEME = { background: "#fdf6e3", foreground: "#657b83", cursor: "#657b83" };"##
+        ));
     }
 
     /// The document as served: every marker replaced, nothing inlined ends its element

@@ -11,6 +11,10 @@
 //! not fatal), and a panic (the guard's `Drop` runs as the stack unwinds). Only SIGKILL
 //! leaves it raw, as it does for every program; `reset` repairs that.
 //!
+//! While attached, the terminal draws with the session's default colours, those its
+//! programs are told they have (the hello names them; OSC 10, 11 and 12 set them), and
+//! on the way out it gets its own back (OSC 110, 111 and 112).
+//!
 //! On the way out the terminal is also given back as it was: off the alternate screen a
 //! full-screen program left it on, with the attributes, cursor, scroll region, key,
 //! paste, mouse and focus modes a terminal starts with, and at its own size. Which
@@ -83,8 +87,34 @@ struct NoHello {
     not_found: bool,
 }
 
-/// The first message of a stream: the session's window size, or why there is none.
-async fn hello<T>(socket: &mut WebSocketStream<T>) -> Result<(u16, u16), NoHello>
+/// What a stream's `hello` says.
+struct Greeting {
+    /// The session's window, `(cols, rows)`.
+    size: (u16, u16),
+    /// The OSC sequences that give the person's terminal the session's default colours
+    /// (empty when the hello names none): what a program in the session is told it has.
+    colours: String,
+}
+
+/// The OSC 10, 11 and 12 sequences that set the default text, background and cursor
+/// colours of a hello's `colours` (each `#rrggbb`; one of another form is left out).
+fn colour_sequences(colours: &serde_json::Value) -> String {
+    [("foreground", 10), ("background", 11), ("cursor", 12)]
+        .iter()
+        .filter_map(|(key, osc)| {
+            let colour = colours[key].as_str()?;
+            pty_session::Colours::parse_hex(colour)?;
+            Some(format!("\x1b]{osc};{colour}\x1b\\"))
+        })
+        .collect()
+}
+
+/// What gives the person's terminal its own default colours back (OSC 110, 111, 112).
+const COLOURS_BACK: &str = "\x1b]110\x1b\\\x1b]111\x1b\\\x1b]112\x1b\\";
+
+/// The first message of a stream: the session's window size and colours, or why there
+/// is none.
+async fn hello<T>(socket: &mut WebSocketStream<T>) -> Result<Greeting, NoHello>
 where
     T: AsyncRead + AsyncWrite + Unpin,
 {
@@ -104,7 +134,12 @@ where
                         .to_owned(),
                 ));
             }
-            size_of(&message).ok_or_else(|| refused("the server's hello has no window size".into()))
+            let size = size_of(&message)
+                .ok_or_else(|| refused("the server's hello has no window size".into()))?;
+            Ok(Greeting {
+                size,
+                colours: colour_sequences(&message["colours"]),
+            })
         }
         Some(Ok(Message::Close(frame))) => Err(refused(format!(
             "the server closed the stream: {}",
@@ -119,7 +154,7 @@ where
 async fn serve_stream(
     remote: &Remote,
     id: &str,
-) -> anyhow::Result<(WebSocketStream<tokio::net::TcpStream>, (u16, u16))> {
+) -> anyhow::Result<(WebSocketStream<tokio::net::TcpStream>, Greeting)> {
     let mut request = format!("ws://{}/api/sessions/{id}/stream", remote.authority)
         .into_client_request()
         .context("cannot build the request")?;
@@ -145,7 +180,7 @@ async fn serve_stream(
         }
     };
     match hello(&mut socket).await {
-        Ok(size) => Ok((socket, size)),
+        Ok(greeting) => Ok((socket, greeting)),
         Err(no) => bail!("{}", shown(&no.message)),
     }
 }
@@ -154,13 +189,14 @@ async fn serve_stream(
 /// `Err(NoHello)` when it refused.
 async fn persist_stream(
     id: &str,
-) -> anyhow::Result<Option<Result<(WebSocketStream<tokio::net::UnixStream>, (u16, u16)), NoHello>>>
-{
+) -> anyhow::Result<Option<Result<(WebSocketStream<tokio::net::UnixStream>, Greeting), NoHello>>> {
     let Some(stream) = persist::open(&Hello::Attach { id: id.to_owned() }).await? else {
         return Ok(None);
     };
     let mut socket = crate::persist::view::websocket(stream, Role::Client).await;
-    Ok(Some(hello(&mut socket).await.map(|size| (socket, size))))
+    Ok(Some(
+        hello(&mut socket).await.map(|greeting| (socket, greeting)),
+    ))
 }
 
 /// `pty-session attach [--url URL | --persist] ID`: the session in this terminal until the
@@ -176,7 +212,7 @@ pub async fn attach(remote: &RemoteArgs, persist_only: bool, id: &str) -> anyhow
     let mut not_here = String::new();
     if matches!(places, Places::Persist | Places::Both) {
         match persist_stream(id).await? {
-            Some(Ok((socket, size))) => return attached(socket, id, size).await,
+            Some(Ok((socket, greeting))) => return attached(socket, id, greeting).await,
             Some(Err(no)) if no.not_found && matches!(places, Places::Both) => {
                 not_here = format!("{PERSIST_NAME} has no session {id}");
             }
@@ -207,7 +243,7 @@ pub async fn attach(remote: &RemoteArgs, persist_only: bool, id: &str) -> anyhow
         }
     };
     let remote = remote_of(args)?;
-    let (socket, size) = serve_stream(&remote, id).await.map_err(|err| {
+    let (socket, greeting) = serve_stream(&remote, id).await.map_err(|err| {
         if not_here.is_empty() {
             err
         } else {
@@ -217,15 +253,19 @@ pub async fn attach(remote: &RemoteArgs, persist_only: bool, id: &str) -> anyhow
             ))
         }
     })?;
-    attached(socket, id, size).await
+    attached(socket, id, greeting).await
 }
 
-/// The session in this terminal, on `socket` whose hello said the window is `before`,
-/// until the detach key, the session's end, a lost connection or a signal.
+/// The session in this terminal, on `socket` whose hello said the window is `before`
+/// and its colours `colours`, until the detach key, the session's end, a lost
+/// connection or a signal.
 async fn attached<T>(
     mut socket: WebSocketStream<T>,
     id: &str,
-    before: (u16, u16),
+    Greeting {
+        size: before,
+        colours,
+    }: Greeting,
 ) -> anyhow::Result<()>
 where
     T: AsyncRead + AsyncWrite + Unpin,
@@ -234,11 +274,17 @@ where
     // the terminal left raw.
     let mut signals = Signals::watch()?;
     let raw = RawMode::enter()?;
-    let mut stdout = tokio::io::stdout();
     let say = |text: String| {
         let _ = std::io::stderr().write_all(format!("\r\n[pty-session: {text}]\r\n").as_bytes());
     };
     say(format!("attached to {id}; Ctrl-] detaches"));
+    let mut stdout = tokio::io::stdout();
+    {
+        // The terminal draws with the colours the session's programs are told it has (vim
+        // picks its palette by the background), until the way out gives its own back.
+        use tokio::io::AsyncWriteExt as _;
+        let _ = stdout.write_all(colours.as_bytes()).await;
+    }
     let mut sizes = Sizes::new(before, own_size());
     let mut screen = AlternateScreen::default();
     let end = relay(
@@ -261,6 +307,9 @@ where
     let _ = tokio::time::timeout(Duration::from_secs(1), socket.close(None)).await;
     use tokio::io::AsyncWriteExt as _;
     let _ = stdout.write_all(restore(screen.on).as_bytes()).await;
+    if !colours.is_empty() {
+        let _ = stdout.write_all(COLOURS_BACK.as_bytes()).await;
+    }
     if sizes.asked_terminal {
         // The terminal was asked to follow an agent's resize: ask for its own size back.
         let (cols, rows) = sizes.own;
@@ -598,6 +647,20 @@ fn resize_to(cols: u16, rows: u16) -> Message {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A hello's colours become OSC 10, 11 and 12; a colour of another form (which could
+    /// carry a sequence of its own) is left out, and no colours give nothing to undo.
+    #[test]
+    fn the_hellos_colours_set_the_terminals() {
+        let colours = serde_json::json!({
+            "foreground": "#dddddd", "background": "#102030", "cursor": "\u{1b}]0;x",
+        });
+        assert_eq!(
+            colour_sequences(&colours),
+            "\x1b]10;#dddddd\x1b\\\x1b]11;#102030\x1b\\"
+        );
+        assert_eq!(colour_sequences(&serde_json::Value::Null), "");
+    }
 
     #[test]
     fn the_alternate_screen_is_followed_through_split_sequences() {

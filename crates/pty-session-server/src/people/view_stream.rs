@@ -2,7 +2,7 @@
 //! carries it: the web view's WebSocket (`web`) and `attach` on the background server's
 //! Unix socket (`persist_view`) speak the same messages.
 //!
-//! Out: a `hello` (the session's id and size), the first frame (the screen's frame, or
+//! Out: a `hello` (the session's id, size and default colours), the first frame (the screen's frame, or
 //! the recent lines), then the program's bytes and `resize`, `skipped`, `error` and
 //! `ended` messages. In: bytes or `keys` (keystrokes) and `resize` (the person's window).
 
@@ -56,8 +56,20 @@ fn opening(id: &SessionId, watch: &mut Watch) -> (serde_json::Value, Vec<u8>) {
     };
     let hello = serde_json::json!({
         "type": "hello", "id": id.as_str(), "cols": watch.cols, "rows": watch.rows,
+        "colours": colours(&watch.colours),
     });
     (hello, first)
+}
+
+/// The session's default colours as a `hello` gives them (`#rrggbb`): what a program
+/// that asks is told, so what the view draws with.
+pub(crate) fn colours(colours: &pty_session::Colours) -> serde_json::Value {
+    use pty_session::Colours;
+    serde_json::json!({
+        "foreground": Colours::hex(colours.foreground),
+        "background": Colours::hex(colours.background),
+        "cursor": Colours::hex(colours.cursor),
+    })
 }
 
 /// What to send for a watch event; `None` once the session ended (after which the

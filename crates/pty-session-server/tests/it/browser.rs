@@ -296,12 +296,16 @@ fn web_test_packages() -> PathBuf {
 /// inverse in xterm.js's cells; focus coming and going in vim's view (which asked for
 /// focus reports) sends nothing; an agent's resize re-sends the view's size; an unknown
 /// request gets method-not-found; after `pty_close`, the program's exit or a teardown the
-/// view calls nothing more.
+/// view calls nothing more. The terminal is drawn on the server's configured background.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mcp_app_under_the_sdk_host_types_without_reading_and_stops() {
     let dir = scratch("mcp-app");
     let web = web_test_packages();
-    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let mut server = http_server(
+        &["--background", "#102030"],
+        &[("PTY_SESSION_TOKEN", TOKEN)],
+    )
+    .await;
     let agent = current_client(&server.url, TOKEN).await;
     for csp in ["sdk", "spec"] {
         let browser = Browser::start(dir.join(format!("profile-{csp}"))).await;
@@ -313,6 +317,7 @@ async fn the_mcp_app_under_the_sdk_host_types_without_reading_and_stops() {
                 .env("MCP_URL", &server.url)
                 .env("TOKEN", TOKEN)
                 .env("CSP", csp)
+                .env("BACKGROUND_CSS", "rgb(16, 32, 48)")
                 .stdin(Stdio::null())
                 .kill_on_drop(true)
                 .output(),
@@ -526,5 +531,50 @@ async fn the_web_view_keeps_its_token_across_a_server_restart() {
     if let Some(mut again) = restarted {
         again.stop().await;
     }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A server configured with a background: a session whose red line scrolled out of its
+/// window before the page opened it is drawn with that line in red when scrolled back to
+/// (cell by cell), on the configured background (`tests/web/colours.mjs`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_view_draws_history_in_colour_on_the_configured_background() {
+    let dir = scratch("browser-colours");
+    let mut server = http_server(
+        &["--background", "#102030"],
+        &[("PTY_SESSION_TOKEN", TOKEN)],
+    )
+    .await;
+    let agent = current_client(&server.url, TOKEN).await;
+    let (id, _) = open(
+        &agent,
+        at_home(
+            json!({
+                "command": "printf '\\033[31merror: red\\033[0m\\n'; seq 1 40; exec cat",
+                "rows": 10, "until": "^40$",
+            }),
+            &dir,
+        ),
+    )
+    .await;
+    let browser = Browser::start(dir.join("profile")).await;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web/colours.mjs");
+    let mut command = Command::new("node");
+    command
+        .arg(&script)
+        .env("CDP_URL", &browser.devtools)
+        .env("PAGE_URL", format!("http://{}/", server.addr))
+        .env("TOKEN", TOKEN)
+        .env("SESSION_ID", &id)
+        .env("BACKGROUND", "#102030")
+        .env("BACKGROUND_CSS", "rgb(16, 32, 48)");
+    let driven = drive(command, &agent, DEADLINE * 3).await;
+    browser.stop().await;
+    if let Err(failed) = driven {
+        panic!("{failed}");
+    }
+    call(&agent, "pty_close", json!({"id": id})).await;
+    drop(agent);
+    server.stop().await;
     let _ = std::fs::remove_dir_all(dir);
 }

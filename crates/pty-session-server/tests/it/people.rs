@@ -809,6 +809,17 @@ impl Tmux {
         (fields.next().unwrap(), fields.next().unwrap())
     }
 
+    /// The pane's default background: `#rrggbb` as a program set it (OSC 11), or
+    /// `default`.
+    fn pane_background(&self) -> String {
+        let out = self
+            .command()
+            .args(["display-message", "-p", "-t", "0", "#{pane_bg}"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
     async fn wait_for(&self, what: &str, needle: &str) {
         let what = format!("the pane to show {what} ({needle:?})");
         eventually(&what, || self.text().iter().any(|l| l.contains(needle))).await;
@@ -947,6 +958,118 @@ async fn attach_in_tmux_leaves_the_panes_lines_and_the_prompt_below_them() {
     drop(agent);
     server.stop().await;
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A red line that scrolled out of the session's window before the person attached
+/// comes in red in the person's terminal (tmux's `capture-pane -e` shows the SGR of each
+/// cell), the lines after it in the default colours; while attached, the pane draws on
+/// the server's configured background, and after the detach on its own again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_in_tmux_shows_lines_scrolled_out_of_the_window_in_their_colours() {
+    let dir = scratch("attach-history");
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let mut server = http_server(
+        &["--background", "#102030"],
+        &[("PTY_SESSION_TOKEN", TOKEN)],
+    )
+    .await;
+    let agent = current_client(&server.url, TOKEN).await;
+    let (id, _) = open(
+        &agent,
+        at_home(
+            json!({
+                "command": "printf '\\033[31merror: red\\033[0m\\n'; seq 1 40; exec cat",
+                "rows": 10, "until": "^40$",
+            }),
+            &dir,
+        ),
+    )
+    .await;
+    let tmux = Tmux::start(&dir, 200, 40);
+    tmux.wait_for("the shell's prompt", "$").await;
+    let attach = format!(
+        "{BIN} attach --url http://{} --token-file {} {id}",
+        server.addr,
+        token_file.display()
+    );
+    tmux.keys(&[&attach, "Enter"]);
+    eventually("the session's last line", || {
+        tmux.text().iter().any(|l| l == "40")
+    })
+    .await;
+    let out = tmux
+        .command()
+        .args(["capture-pane", "-p", "-e", "-S", "-", "-t", "0"])
+        .output()
+        .unwrap();
+    let coloured = String::from_utf8_lossy(&out.stdout).into_owned();
+    let red = coloured
+        .lines()
+        .find(|l| l.contains("error: red"))
+        .unwrap_or_else(|| panic!("no red line in the pane:\n{coloured}"));
+    assert!(
+        red.starts_with("\x1b[31merror: red"),
+        "the line is drawn in red: {red:?}"
+    );
+    let next = coloured
+        .lines()
+        .skip_while(|l| !l.contains("error: red"))
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        next.ends_with('1') && !next.contains("[31m"),
+        "the next line in the default colours: {next:?}"
+    );
+    assert_eq!(tmux.pane_background(), "#102030", "the server's background");
+    tmux.keys(&["C-]"]);
+    tmux.wait_for("the detach note", "it keeps running").await;
+    assert_eq!(
+        tmux.pane_background(),
+        "default",
+        "the pane's own background"
+    );
+    call(&agent, "pty_close", json!({"id": id})).await;
+    drop(tmux);
+    drop(agent);
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The colours a server is configured with are the ones a program that asks is told
+/// (OSC 10 and 11), each in one answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_background_is_what_a_program_is_told() {
+    let server = stdio_server(&["--background", "#102030", "--foreground", "#FDF6E3"]).await;
+    let script = r#"
+import os, select, sys, termios, time, tty
+old = termios.tcgetattr(0)
+tty.setraw(0)
+os.write(1, b"\x1b]10;?\x07\x1b]11;?\x07")
+got = b""
+end = time.time() + 5
+while got.count(b"\x07") < 2 and time.time() < end:
+    ready, _, _ = select.select([0], [], [], max(0, end - time.time()))
+    if ready:
+        got += os.read(0, 4096)
+termios.tcsetattr(0, termios.TCSADRAIN, old)
+print("got=%r" % got)
+"#;
+    let result = call(
+        &server.client,
+        "pty_open",
+        json!({"command": "python3 -c \"$SCRIPT\"", "env": {"SCRIPT": script}, "until": "got=b'.*'"}),
+    )
+    .await;
+    // The line may still be pending when the match is found.
+    let reply = ok(&result);
+    let text = [&reply["initialOutput"], &reply["pending"]]
+        .map(|part| part.as_str().unwrap_or_default())
+        .concat();
+    assert!(
+        text.contains(r"got=b'\x1b]10;rgb:fdfd/f6f6/e3e3\x07\x1b]11;rgb:1010/2020/3030\x07'"),
+        "{reply:?}"
+    );
 }
 
 /// A session that ends under `attach` has no window to go back to: `attach` says that it

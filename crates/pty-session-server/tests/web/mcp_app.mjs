@@ -22,6 +22,8 @@ const env = (name) => {
 const CDP_URL = env("CDP_URL");
 const MCP_URL = env("MCP_URL");
 const TOKEN = env("TOKEN");
+// The background the server was configured with, as CSS computes it.
+const BACKGROUND_CSS = env("BACKGROUND_CSS");
 const CSP_KIND = process.env.CSP ?? "sdk";
 const DEADLINE_MS = 30000;
 const URI = "ui://pty-session/terminal";
@@ -215,6 +217,9 @@ await mount(0, "narrow", id, WIDTH, 480);
 
 // The handshake, as the SDK's host saw it.
 await waitFor("the prompt in the view", () => inView(0, `${screenText}.includes('>>> ')`));
+const background = await inView(0, "getComputedStyle(document.querySelector('.xterm-viewport')).backgroundColor");
+step("background", { background });
+assert(background === BACKGROUND_CSS, "the terminal is drawn on the configured background", background);
 let report = await inPage("window.host.report('narrow')");
 // The proxy's own sandbox-proxy-ready aside, what the view sent.
 const methods = report.messages.map((m) => m.method).filter((m) => m !== "ui/notifications/sandbox-proxy-ready");

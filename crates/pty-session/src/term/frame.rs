@@ -72,17 +72,24 @@ pub(crate) fn draw(term: &Term<VoidListener>) -> Vec<u8> {
     out.into_bytes()
 }
 
-/// The window's lines from its top row down to the cursor's, rows joined where they
-/// wrapped, each as its text and as the bytes that write that text in its colours and
-/// attributes (ending with the attributes reset), trailing blanks left out: what a late
-/// viewer of a program on the main screen is shown of the window, in colour.
+/// The lines from the oldest row of the history (the rows scrolled out of the window
+/// that `term` keeps) down to the window's cursor row, rows joined where they wrapped,
+/// each as its text and as the bytes that write that text in its colours and attributes
+/// (ending with the attributes reset), trailing blanks left out: what a late viewer of a
+/// program on the main screen is shown of the history and the window, in colour. The
+/// oldest may be the end of a line whose start the history no longer holds.
 pub(crate) fn coloured_lines(term: &Term<VoidListener>) -> Vec<(String, String)> {
     let grid = term.grid();
-    let last = grid.cursor.point.line.0.max(0) as usize;
+    let last = grid
+        .cursor
+        .point
+        .line
+        .0
+        .clamp(0, grid.screen_lines().saturating_sub(1) as i32);
     let mut lines = Vec::new();
     let (mut text, mut drawn, mut pen) = (String::new(), String::new(), Pen::default());
-    for row in 0..=last.min(grid.screen_lines().saturating_sub(1)) {
-        let line = &grid[Line(row as i32)];
+    for row in -(grid.history_size() as i32)..=last {
+        let line = &grid[Line(row)];
         let cells: Vec<&Cell> = (0..grid.columns()).map(|col| &line[Column(col)]).collect();
         let wrapped = cells
             .last()

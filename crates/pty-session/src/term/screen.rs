@@ -9,6 +9,12 @@
 //! it shows what the window showed; from then on it is fed every read. Reads are queued
 //! and parsed when someone looks or the queue is full, leaving out what scrolls away
 //! unseen ([`crate::term::plain`]).
+//!
+//! The emulator keeps no history (rows scrolled out of the window): the session's
+//! scrollback keeps the lines. What a person's view needs of the history, its colours,
+//! comes from the recent output, which the window keeps whether an emulator runs or not,
+//! replayed into an emulator of its own that keeps up to [`HISTORY_ROWS`] rows when a
+//! view starts ([`History`]): a session nobody watches holds no history.
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -30,6 +36,13 @@ pub(crate) const RECENT_OUTPUT_BYTES: usize = 32 * 1024;
 /// How much output a running emulator lets wait before parsing it: enough that a flood's
 /// lines mostly scroll away unparsed, little beside the grid it feeds.
 pub(crate) const BACKLOG_BYTES: usize = 64 * 1024;
+
+/// How many rows scrolled out of the window a person's view gets in colour at most
+/// ([`History`]): as many as the lines a view starts from (`watch`'s 1,000), and one
+/// block of alacritty's history, which it allocates 1,000 rows at a time (24 bytes a
+/// cell: 3.6 MiB in all for a 120×40 window, measured in BENCHMARKS.md), for as long as
+/// the view's start takes.
+pub(crate) const HISTORY_ROWS: usize = 1000;
 
 /// What the terminal window shows now: [`PtyService::screen`](crate::PtyService::screen),
 /// and the `screen` of a reply while a full-screen program has the alternate screen on.
@@ -107,12 +120,13 @@ pub(crate) struct Emulator {
 }
 
 impl Emulator {
-    /// An empty window `cols`×`rows` (each at least 1).
-    pub(crate) fn new(cols: u16, rows: u16) -> Emulator {
+    /// An empty window `cols`×`rows` (each at least 1) that keeps `history` rows scrolled
+    /// out of it: for a view's history in colour, and for tests that compare what left
+    /// the window.
+    pub(crate) fn with_history(cols: u16, rows: u16, history: usize) -> Emulator {
         let (cols, rows) = (cols.max(1), rows.max(1));
         let config = Config {
-            // The session's own scrollback keeps the lines; the emulator only the window.
-            scrolling_history: 0,
+            scrolling_history: history,
             ..Config::default()
         };
         Emulator {
@@ -124,9 +138,15 @@ impl Emulator {
         }
     }
 
-    /// An emulator seeded with `recent`, the session's latest output.
+    /// An emulator seeded with `recent`, the session's latest output, keeping no history:
+    /// the session's own scrollback keeps the lines, the emulator only the window.
     pub(crate) fn seeded(cols: u16, rows: u16, recent: &RecentOutput) -> Emulator {
-        let mut emulator = Emulator::new(cols, rows);
+        Emulator::replayed(cols, rows, 0, recent)
+    }
+
+    /// An emulator keeping `history` rows, fed `recent`, the session's latest output.
+    fn replayed(cols: u16, rows: u16, history: usize, recent: &RecentOutput) -> Emulator {
+        let mut emulator = Emulator::with_history(cols, rows, history);
         let (front, back) = recent.replay();
         emulator.feed(front);
         emulator.feed(back);
@@ -277,8 +297,8 @@ impl Emulator {
         crate::term::frame::draw(&self.term)
     }
 
-    /// The window's lines down to the cursor's, as text and in colour
-    /// ([`crate::term::frame::coloured_lines`]).
+    /// The lines kept, from the oldest row of the history down to the cursor's, as text
+    /// and in colour ([`crate::term::frame::coloured_lines`]).
     pub(crate) fn coloured_lines(&self) -> Vec<(String, String)> {
         crate::term::frame::coloured_lines(&self.term)
     }
@@ -302,16 +322,9 @@ impl Emulator {
 
 #[cfg(test)]
 impl Emulator {
-    /// An empty window `cols`×`rows` that keeps `history` rows scrolled out of it, for
-    /// tests that compare what left the window.
-    pub(crate) fn with_history(cols: u16, rows: u16, history: usize) -> Emulator {
-        let mut emulator = Emulator::new(cols, rows);
-        let config = Config {
-            scrolling_history: history,
-            ..Config::default()
-        };
-        emulator.term = Term::new(config, &Size { cols, rows }, VoidListener);
-        emulator
+    /// An empty window `cols`×`rows` (each at least 1) that keeps no history.
+    pub(crate) fn new(cols: u16, rows: u16) -> Emulator {
+        Emulator::with_history(cols, rows, 0)
     }
 
     /// The lines of everything the emulator holds, history and window, oldest first: rows
@@ -377,6 +390,8 @@ pub(crate) struct Window {
     emulator: Option<Box<Emulator>>,
     /// Output for the running emulator, not yet parsed: at most [`BACKLOG_BYTES`].
     backlog: Vec<u8>,
+    /// The latest output, kept while an emulator runs too: it seeds the emulator when one
+    /// starts, and draws the history in colour when a view starts.
     recent: RecentOutput,
 }
 
@@ -397,6 +412,7 @@ impl Window {
     /// alternate screen on) an emulator is started, seeded with the recent output, this
     /// feed included, so it draws from the line the program started drawing on.
     pub(crate) fn feed(&mut self, bytes: &[u8], start: bool, modes: KeyModes) {
+        self.recent.push(bytes);
         if self.emulator.is_some() {
             self.backlog.extend_from_slice(bytes);
             if self.backlog.len() >= BACKLOG_BYTES {
@@ -404,7 +420,6 @@ impl Window {
             }
             return;
         }
-        self.recent.push(bytes);
         if start {
             self.ensure(modes);
         }
@@ -432,10 +447,9 @@ impl Window {
     fn ensure(&mut self, modes: KeyModes) -> &mut Emulator {
         self.catch_up();
         let (cols, rows) = (self.cols, self.rows);
-        let recent = &mut self.recent;
+        let recent = &self.recent;
         self.emulator.get_or_insert_with(|| {
             let mut emulator = Emulator::seeded(cols, rows, recent);
-            *recent = RecentOutput::default();
             if modes.app_cursor && !emulator.key_modes().app_cursor {
                 emulator.feed(b"\x1b[?1h");
             }
@@ -467,11 +481,41 @@ impl Window {
     pub(crate) fn size(&self) -> (u16, u16) {
         (self.cols, self.rows)
     }
+
+    /// What the history of a view's start is drawn from ([`History`]): a copy of the
+    /// recent output (at most [`RECENT_OUTPUT_BYTES`]), to replay without the session's
+    /// lock.
+    pub(crate) fn history(&self) -> History {
+        History {
+            cols: self.cols,
+            rows: self.rows,
+            recent: self.recent.clone(),
+        }
+    }
+}
+
+/// A window's recent output and size, from [`Window::history`]: what a view's start
+/// draws the history in colour from.
+pub(crate) struct History {
+    cols: u16,
+    rows: u16,
+    recent: RecentOutput,
+}
+
+impl History {
+    /// The lines of the recent output, from the oldest of at most [`HISTORY_ROWS`] rows
+    /// scrolled out of the window down to the cursor's row, as text and in colour: the
+    /// recent output replayed into an emulator of its own that keeps a history. The
+    /// session's emulator keeps none, so that a session costs no history while nobody
+    /// looks; this one lives as long as a view's start.
+    pub(crate) fn coloured_lines(&self) -> Vec<(String, String)> {
+        Emulator::replayed(self.cols, self.rows, HISTORY_ROWS, &self.recent).coloured_lines()
+    }
 }
 
 /// The latest output of a session that has no emulator yet, at most
 /// [`RECENT_OUTPUT_BYTES`]: enough to draw its window again.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct RecentOutput {
     bytes: VecDeque<u8>,
     /// Whether older output was let go (the kept bytes may start inside a line).
@@ -915,6 +959,52 @@ mod tests {
             .expect("started")
             .snapshot(Status::Running);
         assert_eq!(ended.lines, ["before", "during"]);
+    }
+
+    /// A view's history in colour: lines printed in colour and scrolled out of the window
+    /// come back with their SGR, whether the session's emulator ran before they were
+    /// printed or not, and at most [`HISTORY_ROWS`] rows of them.
+    #[test]
+    fn the_history_comes_in_its_colours() {
+        let mut output = b"\x1b[31merror: red\x1b[0m plain\r\n\x1b[1;32mok\x1b[0m\r\n".to_vec();
+        for n in 0..30 {
+            output.extend_from_slice(format!("line {n}\r\n").as_bytes());
+        }
+        output.extend_from_slice(b"$ ");
+        for started in [false, true] {
+            let mut window = Window::new(80, 10);
+            if started {
+                window.start(KeyModes::default(), Instant::now());
+            }
+            for chunk in output.chunks(7) {
+                window.feed(chunk, false, KeyModes::default());
+            }
+            let lines = window.history().coloured_lines();
+            let texts: Vec<&str> = lines.iter().map(|(text, _)| text.as_str()).collect();
+            assert_eq!(texts.len(), 33, "{texts:?}");
+            assert_eq!(
+                lines[0],
+                (
+                    "error: red plain".to_owned(),
+                    "\x1b[0;31merror: red\x1b[0m plain".to_owned()
+                ),
+                "started {started}"
+            );
+            assert_eq!(lines[1].1, "\x1b[0;1;32mok\x1b[0m");
+            assert_eq!(lines[2], ("line 0".to_owned(), "line 0".to_owned()));
+            assert_eq!(texts[32], "$");
+            // The session's emulator keeps the window alone.
+            let live = window.emulator(Instant::now());
+            assert_eq!(live.map(Emulator::history_len), started.then_some(0));
+        }
+        // The bound: of a flood of rows, the last HISTORY_ROWS and the window's.
+        let mut window = Window::new(80, 10);
+        for n in 0..5000 {
+            window.feed(format!("{n}\r\n").as_bytes(), false, KeyModes::default());
+        }
+        let lines = window.history().coloured_lines();
+        assert_eq!(lines.len(), HISTORY_ROWS + 10);
+        assert_eq!(lines[0].0, format!("{}", 5000 - HISTORY_ROWS - 9));
     }
 
     #[test]

@@ -195,6 +195,76 @@ async fn a_watcher_sees_recent_lines_in_their_colours() {
     pty.close(&owner, id).await.unwrap();
 }
 
+/// Lines printed in colour that scrolled out of the window before a watcher came come in
+/// their colours too, whether the session's screen was looked at before or not.
+#[tokio::test]
+async fn a_watcher_sees_lines_scrolled_out_of_the_window_in_their_colours() {
+    let (pty, owner) = service();
+    let python = python3();
+    for screened in [false, true] {
+        let home = TempDir::new("python-history");
+        let request = OpenRequest::new(format!("{python} -q")).rows(10);
+        let opened = open(&pty, &owner, at_home(request, &home)).await;
+        let id = &opened.session_id;
+        if screened {
+            pty.screen(&owner, id).unwrap();
+        }
+        pty.send(
+            &owner,
+            id,
+            SendRequest::new(
+                r"print('\x1b[31merror: red\x1b[0m'); print('\n'.join(map(str, range(40))))",
+            ),
+        )
+        .await
+        .unwrap();
+        let watch = pty.watch(&owner, id).unwrap();
+        assert!(
+            watch
+                .recent
+                .contains("\r\n\x1b[0;31merror: red\x1b[0m\r\n0\r\n1\r\n"),
+            "screened {screened}: {:?}",
+            watch.recent
+        );
+        assert!(
+            watch.recent.ends_with("\r\n39\r\n>>> "),
+            "{:?}",
+            watch.recent
+        );
+        pty.close(&owner, id).await.unwrap();
+    }
+}
+
+/// The same in an interactive bash with our hooks, whose prompt is redrawn by readline:
+/// `ls --color`'s directory in its colours, above the lines that pushed it out.
+#[tokio::test]
+async fn a_watcher_of_bash_sees_ls_colours_scrolled_out_of_the_window() {
+    let (pty, owner) = service();
+    let home = TempDir::new("bash-history");
+    std::fs::create_dir(home.0.join("adir")).unwrap();
+    let request = OpenRequest::new("bash --norc --noprofile -i")
+        .rows(10)
+        .cwd(&home.0);
+    let opened = open(&pty, &owner, request).await;
+    let id = &opened.session_id;
+    pty.send(
+        &owner,
+        id,
+        SendRequest::new("LS_COLORS='di=01;34' ls --color=always -d adir; seq 1 40"),
+    )
+    .await
+    .unwrap();
+    let watch = pty.watch(&owner, id).unwrap();
+    assert!(
+        watch
+            .recent
+            .contains("\x1b[0;1;34madir\x1b[0m\r\n1\r\n2\r\n"),
+        "{:?}",
+        watch.recent
+    );
+    pty.close(&owner, id).await.unwrap();
+}
+
 #[tokio::test]
 async fn a_watcher_sees_recent_lines_then_live_bytes_and_a_person_types() {
     let (pty, owner) = service();
