@@ -10,14 +10,9 @@
 // below, so no flag and no package is needed.
 import { writeFileSync } from "node:fs";
 import { inflateSync } from "node:zlib";
-import { createInterface } from "node:readline";
 import { connect, openPage, pageScripts } from "./cdp.mjs";
+import { env, step, ask } from "./script.mjs";
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set`);
-  return value;
-};
 const CDP_URL = env("CDP_URL");
 const PAGE_URL = env("PAGE_URL");
 const TOKEN = env("TOKEN");
@@ -29,16 +24,7 @@ const SECRET = env("SECRET");
 const SCREENSHOT = env("SCREENSHOT");
 const DEADLINE_MS = 30000;
 
-const step = (what, detail) => console.log(JSON.stringify({ step: what, ...detail }));
 
-// What the test does for this script: one answer a line, in the order asked.
-const answers = [];
-createInterface({ input: process.stdin }).on("line", (line) => answers.shift()?.(JSON.parse(line)));
-const ask = (what) =>
-  new Promise((resolve) => {
-    answers.push(resolve);
-    console.log(JSON.stringify(what));
-  });
 
 const { page, close } = await openPage(CDP_URL, (message) => {
   if (message.method === "Runtime.exceptionThrown") {

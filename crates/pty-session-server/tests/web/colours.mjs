@@ -5,12 +5,8 @@
 "use strict";
 
 import { openPage, pageScripts } from "./cdp.mjs";
+import { env, step } from "./script.mjs";
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set`);
-  return value;
-};
 const CDP_URL = env("CDP_URL");
 const PAGE_URL = env("PAGE_URL");
 const TOKEN = env("TOKEN");
@@ -20,7 +16,6 @@ const BACKGROUND = env("BACKGROUND");
 const BACKGROUND_CSS = env("BACKGROUND_CSS");
 const DEADLINE_MS = 30000;
 
-const step = (what, detail) => console.log(JSON.stringify({ step: what, ...detail }));
 
 const { page, close } = await openPage(CDP_URL, (message) => {
   if (message.method === "Runtime.exceptionThrown") {

@@ -12,13 +12,9 @@ import { dirname, join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { build } from "esbuild";
 import { openPage } from "./cdp.mjs";
+import { env, step } from "./script.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set`);
-  return value;
-};
 const CDP_URL = env("CDP_URL");
 const MCP_URL = env("MCP_URL");
 const TOKEN = env("TOKEN");
@@ -27,7 +23,6 @@ const BACKGROUND_CSS = env("BACKGROUND_CSS");
 const CSP_KIND = process.env.CSP ?? "sdk";
 const DEADLINE_MS = 30000;
 const URI = "ui://pty-session/terminal";
-const step = (what, detail) => console.log(JSON.stringify({ step: what, ...detail }));
 function assert(condition, what, detail) {
   if (!condition) throw new Error(`${what}: ${JSON.stringify(detail)}`);
 }

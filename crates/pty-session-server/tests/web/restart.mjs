@@ -5,28 +5,15 @@
 // stdin) says it is done, `start`'s with the id of a session the new server holds.
 "use strict";
 
-import { createInterface } from "node:readline";
 import { openPage, pageScripts } from "./cdp.mjs";
+import { env, step, ask } from "./script.mjs";
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set`);
-  return value;
-};
 const CDP_URL = env("CDP_URL");
 const PAGE_URL = env("PAGE_URL");
 const TOKEN = env("TOKEN");
 const SESSION_ID = env("SESSION_ID");
 const DEADLINE_MS = 30000;
 
-const step = (what, detail) => console.log(JSON.stringify({ step: what, ...detail }));
-const answers = [];
-createInterface({ input: process.stdin }).on("line", (line) => answers.shift()?.(JSON.parse(line)));
-const ask = (what) =>
-  new Promise((resolve) => {
-    answers.push(resolve);
-    console.log(JSON.stringify(what));
-  });
 
 const { page, close } = await openPage(CDP_URL, (message) => {
   if (message.method === "Runtime.exceptionThrown") {

@@ -6,12 +6,8 @@
 // the program got. Needs nothing but Node (18 or later).
 import { writeFileSync } from "node:fs";
 import { openPage, pageScripts } from "./cdp.mjs";
+import { env, step } from "./script.mjs";
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set`);
-  return value;
-};
 const CDP_URL = env("CDP_URL");
 const PAGE_URL = env("PAGE_URL");
 const TOKEN = env("TOKEN");
@@ -21,7 +17,6 @@ const QUERY_ID = env("QUERY_ID");
 const GO_FILE = env("GO_FILE");
 const DEADLINE_MS = 30000;
 
-const step = (what, detail) => console.log(JSON.stringify({ step: what, ...detail }));
 
 const { page } = await openPage(CDP_URL, (message) => {
   if (message.method === "Runtime.exceptionThrown") {
