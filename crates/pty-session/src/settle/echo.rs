@@ -146,6 +146,34 @@ impl Echo {
     }
 }
 
+/// Where the first piece of text a send typed is echoed: the line the cursor was in at
+/// the send, and the column (the end of the pending line then). Its start before that
+/// column is where the program took the input: its prompt
+/// ([`Learned`](crate::term::prompt::Learned)).
+pub(crate) struct EchoLine {
+    /// The number the line the cursor was in will have.
+    pub(crate) line: u64,
+    /// The end of the pending line at the send, in bytes.
+    pub(crate) column: usize,
+    /// The first piece of text the send typed; overwritten when dropped (it may be a
+    /// secret, typed where nothing echoes).
+    pub(crate) typed: Zeroizing<String>,
+}
+
+impl EchoLine {
+    /// For a send that typed `typed` with the cursor at the end of `pending`, line number
+    /// `line`; `None` when it typed no text before its first key.
+    pub(crate) fn of(typed: &[u8], line: u64, pending: &str) -> Option<EchoLine> {
+        let echo = Echo::of(typed, line, pending);
+        let first = echo.fragments.first()?;
+        Some(EchoLine {
+            line,
+            column: pending.len(),
+            typed: first.clone(),
+        })
+    }
+}
+
 /// Skips the rest of an escape sequence whose ESC was just read: a CSI (`ESC [` … a final
 /// byte), an OSC (`ESC ]` … BEL or `ESC \`), an SS3 key (`ESC O x`) or `ESC x` (Alt-x).
 fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
@@ -247,6 +275,21 @@ mod tests {
         let echo = Echo::of(b"echo x\r", 0, "$ ");
         assert_eq!(echo.clone().strip_pending(0, "$ done"), "$ done");
         assert_eq!(echo.clone().strip_pending(1, "ec"), "ec");
+    }
+
+    #[test]
+    fn the_echo_line_is_where_the_first_piece_typed_goes() {
+        let line = EchoLine::of(b"echo hi\r", 4, "me@box:~$ ").unwrap();
+        assert_eq!((line.line, line.column), (4, 10));
+        assert_eq!(line.typed.as_str(), "echo hi");
+        assert_eq!(
+            EchoLine::of(b"\x1b[Aup\r", 0, ">>> ")
+                .unwrap()
+                .typed
+                .as_str(),
+            "up"
+        );
+        assert!(EchoLine::of(b"\r", 0, ">>> ").is_none());
     }
 
     #[test]
