@@ -17,8 +17,9 @@
 //! ends on quiet). A loop that waits so, or only sleeps so on a full screen (`watch`),
 //! and repaints between waits like each other waits for a key after one cycle. A group
 //! that waits on the terminal and on an outside source at once
-//! (the `ssh` client) ends when its prompt comes back ([`crate::term::prompt`]), or on quiet
-//! where no prompt shape is known; one whose records cannot be read, or that waits on a
+//! (the `ssh` client) ends when its prompt comes back ([`crate::term::prompt`]; sooner
+//! where it is exactly one the session learned from an echo line), or on quiet where no
+//! prompt shape is known; one whose records cannot be read, or that waits on a
 //! working member, can only be told by quiet. Sampling is close (yielding between looks)
 //! right after a change, every [`FINE`](settler::FINE) for a while after that, then every [`TICK`].
 
