@@ -113,6 +113,8 @@ pub(crate) struct State {
     marks: MarkFilter,
     /// What the shell's marks told.
     pub(crate) shell: ShellState,
+    /// The prompts the session's programs showed, learned from echo lines.
+    pub(crate) prompts: crate::term::prompt::Learned,
 }
 
 impl State {
@@ -181,6 +183,19 @@ impl State {
     pub(crate) fn open_rows_from(&self, from: u64) -> impl Iterator<Item = &str> {
         let rows = from.saturating_sub(self.scrollback.line_end());
         self.renderer.unread_rows().skip(rows as usize)
+    }
+
+    /// Line number `number` as a read would deliver it now: a numbered line still in the
+    /// scrollback, or one of the window's open rows; `None` when it is gone or not there
+    /// yet.
+    pub(crate) fn line_text(&self, number: u64) -> Option<&str> {
+        if number < self.line_begin() {
+            None
+        } else if number < self.line_end() {
+            self.fixed_lines_from(number).next()
+        } else {
+            self.open_rows_from(number).next()
+        }
     }
 
     /// The number the next line will have once the rows a read would deliver now are
@@ -338,6 +353,7 @@ impl Session {
                 tap,
                 shell: ShellState::new(key.is_some()),
                 marks: MarkFilter::new(key),
+                prompts: Default::default(),
             }),
             changed: watch::Sender::new(0),
             write_lock: tokio::sync::Mutex::new(()),

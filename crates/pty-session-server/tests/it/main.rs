@@ -24,6 +24,7 @@ mod recordings;
 mod redraws;
 mod replies;
 mod robustness;
+mod round_trips;
 mod sandbox;
 mod schema;
 mod screens;

@@ -107,3 +107,98 @@ async fn ssh_over_mcp_with_the_default_settle_ends_when_the_prompt_comes_back() 
     let closed = call(client, "pty_close", json!({"id": id})).await;
     ok(&closed);
 }
+
+/// Sends `data` to session `id` with the default settle, or with `until`; the reply and
+/// what it showed.
+async fn send_until(client: &Client, id: &str, data: &str, until: &str) -> (Value, String) {
+    let start = Instant::now();
+    let result = call(
+        client,
+        "pty_send",
+        json!({"id": id, "data": data, "until": until, "timeoutMs": 20000}),
+    )
+    .await;
+    let sent = ok(&result).clone();
+    let seen = shows(data, &sent, "delta", start.elapsed());
+    (sent, seen)
+}
+
+/// Remote programs' own prompts, not a shell's, end the wait by the prompt the first
+/// time they show: python's continuation `... `, `(gdb) ` and its questions, pdb's
+/// `(Pdb) `. A prompt of no known shape ends it too once the session learned it from an
+/// echo line (the text before the echo of a send is where the program took the input).
+#[tokio::test]
+async fn remote_programs_prompts_end_the_wait_over_mcp() {
+    let sshd = Sshd::start().await;
+    let server = stdio_server(&[]).await;
+    let client = &server.client;
+    let command = sshd.ssh_command("id_ed25519", true);
+    let result = call(
+        client,
+        "pty_open",
+        json!({"command": command, "timeoutMs": 20000}),
+    )
+    .await;
+    let opened = ok(&result).clone();
+    assert_eq!(
+        opened["settledBy"],
+        "prompt",
+        "{opened}\nsshd's log:\n{}",
+        sshd.log().await
+    );
+    let id = opened["sessionId"].as_str().unwrap().to_owned();
+    let script = std::env::temp_dir().join(format!("pdb-mcp-{}.py", std::process::id()));
+    std::fs::write(&script, "x = 6\nprint(x * 7)\n").unwrap();
+    let pdb = format!("/usr/bin/python3 -m pdb {}", script.display());
+    let steps: &[(&str, &str)] = &[
+        ("/usr/bin/python3 -q", ">>> "),
+        ("def f():", "... "),
+        ("  return 6*7", "... "),
+        ("", ">>> "),
+        ("exit()", "$ "),
+        ("gdb -q -nx", "(gdb) "),
+        ("break nosuch", "(y or [n]) "),
+        ("y", "(gdb) "),
+        ("delete", "(y or n) "),
+        ("y", "(gdb) "),
+        ("quit", "$ "),
+        (&pdb, "(Pdb) "),
+        ("next", "(Pdb) "),
+        ("quit", "$ "),
+    ];
+    for (data, prompt) in steps {
+        let (sent, seen) = send(client, &id, data).await;
+        assert_eq!(sent["settledBy"], "prompt", "{seen}");
+        assert!(pending(&sent).ends_with(prompt), "{seen}");
+    }
+    std::fs::remove_file(&script).ok();
+
+    // A prompt of no known ending (`go! `): set by a wait for it, then learned from the
+    // echo line of a command typed at it.
+    let (sent, seen) = send_until(client, &id, "PS1='go! '", "^go! $").await;
+    assert_eq!(sent["settledBy"], "match", "{seen}");
+    let (sent, seen) = send(client, &id, "echo one").await;
+    assert_eq!(
+        (sent["settledBy"].as_str(), pending(&sent)),
+        (Some("prompt"), "go! "),
+        "{seen}"
+    );
+    assert!(has_line(&sent, "delta", "one"), "{seen}");
+    // A shell inside, with a prompt of its own; leaving it, the send was made at that
+    // prompt and `go! ` has neither its shape nor a known ending: it is the learned text
+    // that ends the wait.
+    let (sent, seen) = send(client, &id, "PS1='inner$ ' bash --norc --noprofile").await;
+    assert_eq!(
+        (sent["settledBy"].as_str(), pending(&sent)),
+        (Some("prompt"), "inner$ "),
+        "{seen}"
+    );
+    let (sent, seen) = send(client, &id, "exit").await;
+    assert_eq!(
+        (sent["settledBy"].as_str(), pending(&sent)),
+        (Some("prompt"), "go! "),
+        "{seen}"
+    );
+
+    ok(&call(client, "pty_close", json!({"id": id})).await);
+}

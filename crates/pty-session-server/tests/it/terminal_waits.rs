@@ -1,5 +1,6 @@
 //! "Settled by input" is never false, and prompts read from `/dev/tty` settle by input
-//! (docs/tools.md, "Settling"), through the real binary over MCP stdio with the default settle.
+//! (docs/tools.md, "Settling"), through the real binary over MCP stdio with the default settle:
+//! also a daemon's dialog outside the foreground group (pinentry) and mc's subshell.
 
 use std::time::{Duration, Instant};
 
@@ -108,4 +109,135 @@ async fn read_with_a_timeout_and_password_prompts_settle_by_input() {
         .to_owned();
     assert!(status.contains("settled by input"), "{status}");
     assert!(key.exists(), "ssh-keygen wrote the key");
+}
+
+/// Fails the test, saying what to install, when `program` is not on PATH.
+fn require(program: &str) {
+    let found = std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    assert!(
+        found,
+        "{program} must be installed for this test (.ci/run installs it)"
+    );
+}
+
+/// What the session's window shows now.
+async fn screen(client: &crate::support::Client, id: &str) -> String {
+    text(&call(client, "pty_screen", json!({"id": id})).await).to_owned()
+}
+
+/// A command typed on mc's command line runs in mc's subshell, on the subshell's own
+/// terminal: the call waits for it, and ends by input once the subshell waits at its
+/// prompt again, not on quiet while the command runs.
+#[tokio::test]
+async fn a_command_in_mcs_subshell_is_waited_for_over_mcp() {
+    require("mc");
+    let server = stdio_server(&[]).await;
+    let client = &server.client;
+    let home = scratch("mc-subshell");
+    let home_text = home.to_str().unwrap();
+    let opened = call(
+        client,
+        "pty_open",
+        json!({
+            "command": "mc",
+            "cwd": home_text,
+            "env": {"HOME": home_text, "XDG_CONFIG_HOME": home_text, "SHELL": "/bin/bash"},
+            "timeoutMs": 20000,
+        }),
+    )
+    .await;
+    let value = ok(&opened);
+    let id = value["sessionId"].as_str().unwrap().to_owned();
+    assert_eq!(value["settledBy"], "input", "{}", screen(client, &id).await);
+    let (sent, took) = send_waiting(client, &id, "sleep 1.5; echo slow > f").await;
+    let written = std::fs::read_to_string(home.join("f")).unwrap_or_default();
+    let seen = format!(
+        "after {took:?}: settled by {}; {}",
+        sent["settledBy"],
+        screen(client, &id).await
+    );
+    assert_eq!(written, "slow\n", "{seen}");
+    assert_eq!(sent["settledBy"], "input", "{seen}");
+    assert!(took >= Duration::from_millis(1_400), "{seen}");
+    ok(&call(client, "pty_close", json!({"id": id})).await);
+    std::fs::remove_dir_all(&home).ok();
+}
+
+/// Sends `data` with the default settle and a long timeout; the result and how long it took.
+async fn send_waiting(client: &crate::support::Client, id: &str, data: &str) -> (Value, Duration) {
+    let start = Instant::now();
+    let result = call(
+        client,
+        "pty_send",
+        json!({"id": id, "data": data, "timeoutMs": 20000}),
+    )
+    .await;
+    let took = start.elapsed();
+    (ok(&result).clone(), took)
+}
+
+/// gpg asks for a passphrase through gpg-agent's pinentry-curses, in a private
+/// GNUPGHOME: gpg waits on the agent's socket, and the pinentry (the agent's child,
+/// setsid and double-forked away, under the session's shim) draws its dialog and waits
+/// on the terminal. Each dialog ends its call within a moment, not at the timeout, and
+/// the passphrases typed into them encrypt the file.
+#[tokio::test]
+async fn a_pinentry_dialog_ends_the_wait_over_mcp() {
+    require("gpg");
+    require("pinentry-curses");
+    // gpg-agent's socket path must fit in a `sockaddr_un`: a short directory.
+    let home = std::path::PathBuf::from(format!("/tmp/ptyg-mcp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&home);
+    let gnupg = home.join("g");
+    std::fs::create_dir_all(&gnupg).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&gnupg, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    std::fs::write(
+        gnupg.join("gpg-agent.conf"),
+        "pinentry-program /usr/bin/pinentry-curses\n",
+    )
+    .unwrap();
+    std::fs::write(home.join("plain"), "attack at dawn\n").unwrap();
+    let server = stdio_server(&[]).await;
+    let client = &server.client;
+    let start = Instant::now();
+    let opened = call(
+        client,
+        "pty_open",
+        json!({
+            "command": "sh -c 'GPG_TTY=$(tty) exec gpg --pinentry-mode ask --symmetric --output crypt plain'",
+            "cwd": home.to_str().unwrap(),
+            "env": {"GNUPGHOME": gnupg.to_str().unwrap()},
+            "timeoutMs": 20000,
+        }),
+    )
+    .await;
+    let took = start.elapsed();
+    let value = ok(&opened).clone();
+    let id = value["sessionId"].as_str().unwrap().to_owned();
+    let shown = screen(client, &id).await;
+    assert_ne!(value["settledBy"], "timeout", "after {took:?}: {shown}");
+    assert!(took < Duration::from_secs(8), "{took:?}: {shown}");
+    assert!(shown.contains("Passphrase:"), "after {took:?}: {shown}");
+    // The passphrase, then its repetition: each dialog ends its call.
+    for _ in 0..2 {
+        let (sent, took) = send_waiting(client, &id, "s3cret-phrase").await;
+        let shown = screen(client, &id).await;
+        assert_ne!(sent["settledBy"], "timeout", "after {took:?}: {shown}");
+        assert!(took < Duration::from_secs(8), "{took:?}: {shown}");
+        if sent["status"] != "running" {
+            break;
+        }
+    }
+    crate::support::eventually("gpg to write the file", || {
+        std::fs::metadata(home.join("crypt")).is_ok_and(|m| m.len() > 0)
+    })
+    .await;
+    ok(&call(client, "pty_close", json!({"id": id})).await);
+    std::fs::remove_dir_all(&home).ok();
 }

@@ -292,3 +292,51 @@ async fn ssh_without_a_prompt_shape_ends_on_quiet() {
     );
     pty.shutdown().await;
 }
+
+/// A remote prompt of no known ending (`go! `) is learned from the echo line of a
+/// command typed at it (the text before the echo is where the shell took the input):
+/// later, a send made at another prompt whose shape it does not have ends when it comes
+/// back, by the prompt, not at the timeout.
+#[tokio::test]
+async fn a_prompt_learned_from_an_echo_line_ends_the_wait() {
+    let sshd = Sshd::start().await;
+    let (pty, owner) = (service(), Owner::new("t"));
+    let (opened, seen) = open_default(&pty, &owner, &sshd, "id_ed25519", true).await;
+    assert_eq!(opened.settled_by, SettleReason::Prompt, "{seen}");
+    let start = Instant::now();
+    let request = SendRequest::new("PS1='go! '")
+        .until("^go! $")
+        .timeout(Duration::from_millis(20_000));
+    let sent = pty.send(&owner, &opened.session_id, request).await.unwrap();
+    assert_eq!(
+        sent.settled_by,
+        SettleReason::Match,
+        "{}",
+        shows(&sent, start)
+    );
+    let (sent, seen) = send_default(&pty, &owner, &opened, "echo one").await;
+    assert_eq!(
+        (sent.settled_by, sent.pending.as_str()),
+        (SettleReason::Prompt, "go! "),
+        "{seen}"
+    );
+    let (sent, seen) = send_default(
+        &pty,
+        &owner,
+        &opened,
+        "PS1='inner$ ' bash --norc --noprofile",
+    )
+    .await;
+    assert_eq!(
+        (sent.settled_by, sent.pending.as_str()),
+        (SettleReason::Prompt, "inner$ "),
+        "{seen}"
+    );
+    let (sent, seen) = send_default(&pty, &owner, &opened, "exit").await;
+    assert_eq!(
+        (sent.settled_by, sent.pending.as_str()),
+        (SettleReason::Prompt, "go! "),
+        "{seen}"
+    );
+    pty.shutdown().await;
+}

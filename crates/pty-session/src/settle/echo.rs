@@ -7,7 +7,9 @@
 //! the printable runs, in order. An echo comes where the cursor was, at once: the first
 //! fragment's echo starts the line the send was made on, right after what that line held
 //! then (the prompt); each later one is in that line or, after an Enter, in the next
-//! line, after whatever prompt that line begins with. Where the output is not so, nothing
+//! line, after whatever prompt that line begins with. What the first line held at the
+//! send (the prompt the send was made at) is no output of the send's either: `until` on
+//! a prompt ends at the next prompt, not at its own echo line. Where the output is not so, nothing
 //! echoed (a password prompt, a program that turned echo off and prints what it read),
 //! and nothing more is taken out: a program's own print of a typed word is never taken
 //! for its echo.
@@ -113,7 +115,11 @@ impl Echo {
             let Some(start) = found else {
                 break;
             };
-            kept.push_str(&line[at..start]);
+            // Before the first echo stands what the line held at the send (the prompt the
+            // send was made at): not output that came since.
+            if self.column.is_none() {
+                kept.push_str(&line[at..start]);
+            }
             at = start + next.len();
             self.past = at;
             self.column = None;
@@ -128,7 +134,8 @@ impl Echo {
                 .get(column..)
                 .is_some_and(|rest| next.starts_with(rest))
         {
-            end = column;
+            // An echo still arriving after what the line held at the send: nothing new.
+            (at, end) = (column, column);
         }
         if !pending {
             if self.column.is_some() {
@@ -143,6 +150,34 @@ impl Echo {
         }
         kept.push_str(&line[at..end]);
         Cow::Owned(kept)
+    }
+}
+
+/// Where the first piece of text a send typed is echoed: the line the cursor was in at
+/// the send, and the column (the end of the pending line then). Its start before that
+/// column is where the program took the input: its prompt
+/// ([`Learned`](crate::term::prompt::Learned)).
+pub(crate) struct EchoLine {
+    /// The number the line the cursor was in will have.
+    pub(crate) line: u64,
+    /// The end of the pending line at the send, in bytes.
+    pub(crate) column: usize,
+    /// The first piece of text the send typed; overwritten when dropped (it may be a
+    /// secret, typed where nothing echoes).
+    pub(crate) typed: Zeroizing<String>,
+}
+
+impl EchoLine {
+    /// For a send that typed `typed` with the cursor at the end of `pending`, line number
+    /// `line`; `None` when it typed no text before its first key.
+    pub(crate) fn of(typed: &[u8], line: u64, pending: &str) -> Option<EchoLine> {
+        let echo = Echo::of(typed, line, pending);
+        let first = echo.fragments.first()?;
+        Some(EchoLine {
+            line,
+            column: pending.len(),
+            typed: first.clone(),
+        })
     }
 }
 
@@ -201,7 +236,7 @@ mod tests {
     #[test]
     fn the_echo_line_is_not_seen_and_the_output_is() {
         let mut echo = Echo::of(b"make && echo DONE\r", 7, "$ ");
-        assert_eq!(echo.strip(7, "$ make && echo DONE"), "$ ");
+        assert_eq!(echo.strip(7, "$ make && echo DONE"), "");
         assert!(echo.expected().is_none());
         assert_eq!(echo.strip(8, "DONE"), "DONE");
     }
@@ -209,13 +244,13 @@ mod tests {
     #[test]
     fn fragments_are_found_line_after_line_after_their_prompts() {
         let mut echo = Echo::of(b"for i in 'ab':\r  print(i)\r\r", 3, ">>> ");
-        assert_eq!(echo.strip(3, ">>> for i in 'ab':"), ">>> ");
+        assert_eq!(echo.strip(3, ">>> for i in 'ab':"), "");
         assert_eq!(echo.strip(4, "...   print(i)"), "... ");
         assert_eq!(echo.strip(5, "..."), "...");
         assert_eq!(echo.strip(6, "a"), "a");
         // Keys between fragments on one line: each is found after the one before.
         let mut echo = Echo::of(b"ls\tx\r", 0, "$ ");
-        assert_eq!(echo.strip(0, "$ ls x"), "$  ");
+        assert_eq!(echo.strip(0, "$ ls x"), " ");
     }
 
     #[test]
@@ -237,11 +272,12 @@ mod tests {
     fn an_echo_still_arriving_is_not_seen_either() {
         let mut echo = Echo::of(b"time.sleep(2); print('xyzzy')\r", 0, ">>> ");
         let pending = |line| echo.clone().strip_pending(0, line).into_owned();
-        assert_eq!(pending(">>> time.sleep(2); pri"), ">>> ");
-        assert_eq!(pending(">>> time.sleep(2); print('xyzzy')"), ">>> ");
-        assert_eq!(pending(">>> "), ">>> ");
+        assert_eq!(pending(">>> time.sleep(2); pri"), "");
+        assert_eq!(pending(">>> time.sleep(2); print('xyzzy')"), "");
+        // The prompt the send was made at, unchanged, is not new either.
+        assert_eq!(pending(">>> "), "");
         // Clones looked at the pending line: the echo is still expected.
-        assert_eq!(echo.strip(0, ">>> time.sleep(2); print('xyzzy')"), ">>> ");
+        assert_eq!(echo.strip(0, ">>> time.sleep(2); print('xyzzy')"), "");
         assert_eq!(echo.strip(1, "xyzzy"), "xyzzy");
         // A pending line that is not the echo's keeps its text.
         let echo = Echo::of(b"echo x\r", 0, "$ ");
@@ -250,13 +286,28 @@ mod tests {
     }
 
     #[test]
+    fn the_echo_line_is_where_the_first_piece_typed_goes() {
+        let line = EchoLine::of(b"echo hi\r", 4, "me@box:~$ ").unwrap();
+        assert_eq!((line.line, line.column), (4, 10));
+        assert_eq!(line.typed.as_str(), "echo hi");
+        assert_eq!(
+            EchoLine::of(b"\x1b[Aup\r", 0, ">>> ")
+                .unwrap()
+                .typed
+                .as_str(),
+            "up"
+        );
+        assert!(EchoLine::of(b"\r", 0, ">>> ").is_none());
+    }
+
+    #[test]
     fn wide_text_is_cut_on_character_boundaries() {
         let echo = Echo::of("échec é".as_bytes(), 0, "> ");
         let pending = |line| echo.clone().strip_pending(0, line).into_owned();
-        assert_eq!(pending("> éch"), "> ");
-        assert_eq!(pending("> é"), "> ");
+        assert_eq!(pending("> éch"), "");
+        assert_eq!(pending("> é"), "");
         assert_eq!(pending("> e"), "> e");
         let mut echo = Echo::of("é".as_bytes(), 0, "ü");
-        assert_eq!(echo.strip(0, "üé"), "ü");
+        assert_eq!(echo.strip(0, "üé"), "");
     }
 }

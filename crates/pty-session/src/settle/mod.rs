@@ -17,8 +17,9 @@
 //! ends on quiet). A loop that waits so, or only sleeps so on a full screen (`watch`),
 //! and repaints between waits like each other waits for a key after one cycle. A group
 //! that waits on the terminal and on an outside source at once
-//! (the `ssh` client) ends when its prompt comes back ([`crate::term::prompt`]), or on quiet
-//! where no prompt shape is known; one whose records cannot be read, or that waits on a
+//! (the `ssh` client) ends when its prompt comes back ([`crate::term::prompt`]; sooner
+//! where it is exactly one the session learned from an echo line), or on quiet where no
+//! prompt shape is known; one whose records cannot be read, or that waits on a
 //! working member, can only be told by quiet. Sampling is close (yielding between looks)
 //! right after a change, every [`FINE`](settler::FINE) for a while after that, then every [`TICK`].
 
@@ -39,7 +40,7 @@ mod echo;
 pub(crate) mod progress;
 mod settler;
 
-use echo::Echo;
+use echo::{Echo, EchoLine};
 use settler::TICK;
 pub(crate) use settler::{GroupLook, Next, Seen, Settler};
 
@@ -104,6 +105,9 @@ pub(crate) struct Baseline {
     prompt_after_line: bool,
     /// What the send typed, whose echo `until` does not see.
     echo: Echo,
+    /// Where the send's typed text is echoed: what stands before it there is learned as
+    /// a prompt of the session's.
+    echo_line: Option<EchoLine>,
     /// The shell's prompts drawn by then ([`crate::shell`]).
     prompts: u64,
     /// How many more make the shell back: one a line the send typed (the shell draws its
@@ -123,6 +127,7 @@ impl Baseline {
             prompt: Some(PromptShape::any()),
             prompt_after_line: false,
             echo: Echo::default(),
+            echo_line: None,
             prompts: state.shell.prompts,
             prompts_due: 1,
         }
@@ -144,6 +149,7 @@ impl Baseline {
             prompt,
             prompt_after_line: true,
             echo: Echo::default(),
+            echo_line: None,
             prompts: state.shell.prompts,
             prompts_due: 1,
         }
@@ -154,10 +160,15 @@ impl Baseline {
     pub(crate) fn typed(mut self, session: &Session, plan: &Plan, typed: &[u8]) -> Baseline {
         let lines = typed.iter().filter(|&&b| b == b'\r' || b == b'\n').count();
         self.prompts_due = u64::try_from(lines).unwrap_or(u64::MAX).max(1);
+        let state = session.state();
+        // Only a line the send completes is an echo line: its end comes with the echo.
+        if lines > 0 && !state.in_alt_screen() {
+            self.echo_line = EchoLine::of(typed, state.lines_end(), &state.pending());
+        }
         if plan.until.is_some() {
-            let state = session.state();
             self.echo = Echo::of(typed, state.lines_end(), &state.pending());
         }
+        drop(state);
         self
     }
 
@@ -172,6 +183,7 @@ impl Baseline {
             prompt: None,
             prompt_after_line: false,
             echo: Echo::default(),
+            echo_line: None,
             prompts: state.shell.prompts,
             prompts_due: 1,
         }
@@ -204,7 +216,17 @@ pub(crate) async fn settle(
         changes.borrow_and_update();
         let now = Instant::now();
         let mut seen = {
-            let state = session.state();
+            let mut state = session.state();
+            // The echo line, once complete, teaches the prompt before the echo (once).
+            if let Some(echo_line) = &base.echo_line
+                && let Some(line) = state.line_text(echo_line.line)
+            {
+                let line = line.to_owned();
+                state
+                    .prompts
+                    .learn_from_echo(&line, echo_line.column, &echo_line.typed);
+                base.echo_line = None;
+            }
             let matched = plan.until.as_ref().is_some_and(|until| {
                 // Lines are looked at without the echo of what the send typed, once each
                 // (the echo expected next advances over them); the rows still open and
@@ -224,16 +246,24 @@ pub(crate) async fn settle(
             });
             // A full screen has no prompt line: quiet ends the settle there.
             settler.prompt_known = base.prompt.is_some() && !state.in_alt_screen();
-            // The prompt has come back: a pending line of its shape, after the command's
-            // output (a line completed since a send: its echo at least, which may still be
-            // one of the window's open rows, not yet a numbered line).
-            let prompt = settler.wants_prompt()
+            // The prompt has come back: a pending line of its shape, or exactly one the
+            // session's programs showed before, after the command's output (a line
+            // completed since a send: its echo at least, which may still be one of the
+            // window's open rows, not yet a numbered line).
+            let (prompt, prompt_learned) = if settler.wants_prompt()
                 && base.output_seq != Some(state.output_seq)
                 && (!base.prompt_after_line || state.lines_end() > base.lines_mark)
-                && base
+            {
+                let pending = state.pending();
+                let learned = state.prompts.knows(&pending);
+                let shaped = base
                     .prompt
                     .as_ref()
-                    .is_some_and(|shape| shape.matches(&state.pending()));
+                    .is_some_and(|shape| shape.matches(&pending));
+                (learned || shaped, learned)
+            } else {
+                (false, false)
+            };
             Seen {
                 now,
                 changed,
@@ -242,6 +272,7 @@ pub(crate) async fn settle(
                 exit: state.exit.map(|_| state.eof),
                 matched,
                 prompt,
+                prompt_learned,
                 shell_prompt: state.shell.prompts >= base.prompts.saturating_add(base.prompts_due),
                 group: None,
                 last_write: None,

@@ -48,6 +48,15 @@ const BLIND_GAP: Duration = Duration::from_millis(10);
 /// settle ends on it: a shell prints its prompt in one write, and a line that goes on
 /// after a pause this long was not a prompt.
 const PROMPT_HOLD: Duration = Duration::from_millis(50);
+/// The hold for a pending line that is exactly a prompt the session's programs showed
+/// before (learned from an echo line): not a guess at a shape but a text known to be
+/// where a program took input. The hold is left for a prompt that arrives in pieces:
+/// the remote program's writes that the server read apart come one right after the other
+/// over one TCP stream and the local client relays each as it comes, so they arrive
+/// apart by the scheduling of that client and of the drain: microseconds, a few
+/// milliseconds on a busy machine. Ten milliseconds is several times that, and costs a
+/// send 10 ms where a prompt of mere shape costs [`PROMPT_HOLD`].
+const PROMPT_HOLD_LEARNED: Duration = Duration::from_millis(10);
 
 /// The shortest refresh period a loop of waits with a timer counts as a refresh loop at:
 /// shorter timers are a program's own pauses (node's REPL waits about 15 ms after each
@@ -107,6 +116,8 @@ pub(crate) struct Seen {
     /// The pending line is a prompt of the settle's shape that came after the command's
     /// output (looked at only when [`Settler::wants_prompt`]).
     pub(crate) prompt: bool,
+    /// That prompt is exactly one the session's programs showed before.
+    pub(crate) prompt_learned: bool,
     /// The shell drew its prompt (its mark) since the settle began: its command ended.
     pub(crate) shell_prompt: bool,
     /// The look at the foreground group, when [`Settler::wants_look`] asked for one.
@@ -341,7 +352,12 @@ impl Settler {
             }
         }
         let prompt_waits = self.remote && self.prompt_rules();
-        let prompt_at = seen.last_output + PROMPT_HOLD;
+        let hold = if seen.prompt_learned {
+            PROMPT_HOLD_LEARNED
+        } else {
+            PROMPT_HOLD
+        };
+        let prompt_at = seen.last_output + hold;
         if prompt_waits && seen.prompt && now >= prompt_at {
             return Next::Done(SettleReason::Prompt);
         }
@@ -454,6 +470,10 @@ mod tests {
         /// A prompt shape is known for the settle, and since when the prompt is back.
         prompt_known: bool,
         prompt: Option<Duration>,
+        /// Spans in which the pending line looked like the prompt but went on after.
+        pieces: Vec<(Duration, Duration)>,
+        /// The prompt (and each piece) is exactly one the session learned.
+        prompt_learned: bool,
         /// The foreground group at a look.
         group: Box<dyn Fn(Duration) -> GroupLook>,
     }
@@ -467,6 +487,8 @@ mod tests {
                 write: None,
                 prompt_known: false,
                 prompt: None,
+                pieces: Vec::new(),
+                prompt_learned: false,
                 group: Box::new(group),
             }
         }
@@ -512,6 +534,9 @@ mod tests {
         for _ in 0..1_000_000 {
             let arrived = world.outputs.iter().filter(|&&at| at <= t).count();
             let last_output = world.outputs[..arrived].last().copied().unwrap_or_default();
+            let prompt = settler.wants_prompt()
+                && (world.prompt.is_some_and(|at| at <= t)
+                    || world.pieces.iter().any(|&(from, to)| from <= t && t < to));
             let mut seen = Seen {
                 now: t0 + t,
                 changed: arrived != seen_outputs,
@@ -519,7 +544,8 @@ mod tests {
                 last_output: t0 + last_output,
                 exit: world.exit.filter(|&(at, _)| at <= t).map(|(_, eof)| eof),
                 matched: world.matched.is_some_and(|at| at <= t),
-                prompt: settler.wants_prompt() && world.prompt.is_some_and(|at| at <= t),
+                prompt,
+                prompt_learned: prompt && world.prompt_learned,
                 shell_prompt: false,
                 group: None,
                 last_write: None,
@@ -1043,6 +1069,59 @@ mod tests {
         assert!(at >= ms(2052) && at < ms(2055), "{at:?}");
     }
 
+    /// An ssh session whose pending line is the prompt from `prompt` on (`learned`: one
+    /// the session learned), with output at `outputs`.
+    fn remote_with_prompt(outputs: Vec<Duration>, prompt: Duration, learned: bool) -> World {
+        let mut world = World::new(remote);
+        world.prompt_known = true;
+        world.prompt = Some(prompt);
+        world.prompt_learned = learned;
+        world.outputs = outputs;
+        world
+    }
+
+    #[test]
+    fn a_learned_prompt_ends_the_wait_after_a_shorter_hold() {
+        // `echo hi` over ssh: the echo, the line, the prompt the echo line showed.
+        let outputs = vec![ms(1), ms(2), ms(3)];
+        let world = remote_with_prompt(outputs.clone(), ms(3), true);
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Prompt);
+        assert!(
+            at >= ms(3) + PROMPT_HOLD_LEARNED && at < ms(5) + PROMPT_HOLD_LEARNED,
+            "{at:?}"
+        );
+        // A prompt of mere shape is held as long as before.
+        let world = remote_with_prompt(outputs, ms(3), false);
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Prompt);
+        assert!(at >= ms(3) + PROMPT_HOLD, "{at:?}");
+    }
+
+    #[test]
+    fn a_learned_prompt_that_goes_on_within_the_hold_was_not_the_prompt() {
+        // The pending line is the learned text from 100 ms, and goes on 6 ms later (a
+        // line of output that starts like the prompt, in two pieces); the prompt comes
+        // back at 400 ms.
+        let mut world = remote_with_prompt(vec![ms(1), ms(100), ms(106), ms(400)], ms(400), true);
+        world.pieces = vec![(ms(100), ms(106))];
+        let (reason, at, _) = play(&world, SettleOptions::default());
+        assert_eq!(reason, SettleReason::Prompt);
+        assert!(at >= ms(400) + PROMPT_HOLD_LEARNED, "{at:?}");
+    }
+
+    #[test]
+    fn a_pause_after_a_completed_line_never_ends_a_remote_wait() {
+        // `sleep 2; echo done` with learned prompts: after the echo line the pending line
+        // is empty, which is no prompt however long it stays; the call waits on.
+        let mut world = World::new(remote);
+        world.prompt_known = true;
+        world.prompt_learned = true;
+        world.outputs = vec![ms(1), ms(2)];
+        let (reason, at, _) = play(&world, options(Settle::Auto, 300, 1500));
+        assert_eq!((reason, at), (SettleReason::Timeout, ms(1500)));
+    }
+
     /// A settle with the default options, started at `t0`, its waits readable.
     fn default_settler(t0: Instant) -> Settler {
         let plan = Plan::new(&SettleOptions::default(), t0).unwrap();
@@ -1065,6 +1144,7 @@ mod tests {
             exit: None,
             matched: false,
             prompt: false,
+            prompt_learned: false,
             shell_prompt: false,
             group,
             last_write: None,
@@ -1135,6 +1215,7 @@ mod shell_prompt_tests {
             exit: None,
             matched: false,
             prompt: false,
+            prompt_learned: false,
             shell_prompt,
             group: Some(GroupLook::Working),
             last_write: None,

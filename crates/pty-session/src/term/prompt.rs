@@ -8,6 +8,13 @@
 //! `] `, `... `) has a prompt's shape too, so a send that starts a REPL (`python3` at a
 //! shell) ends at its prompt (`>>> `), and so do a program's own prompts the first time
 //! they show: python's continuation `... `, `(gdb) `, `(Pdb) `, `(y or n) `, `[Y/n] `.
+//!
+//! A session also keeps the prompts its programs showed ([`Learned`]): the text an echo
+//! line holds before the echo of what a send typed is where the program took that input,
+//! its prompt. A pending line that is exactly one of them is a prompt of any settle's
+//! shape, and is trusted sooner (see the settle's hold).
+
+use std::collections::VecDeque;
 
 /// How prompts end: a sign and a space.
 pub(crate) const ENDINGS: [&str; 9] = ["$ ", "# ", "> ", "% ", ": ", "? ", ") ", "] ", "... "];
@@ -71,9 +78,79 @@ impl PromptShape {
     }
 }
 
+/// How many prompts a session keeps: the newest (a shell's, a REPL's, a debugger's and
+/// their questions fit).
+const LEARNED_MAX: usize = 8;
+/// The longest text taken for a prompt: a longer start of an echo line is output the
+/// send's input was typed after, not a prompt.
+const PROMPT_MAX: usize = 256;
+
+/// The prompts a session's programs showed, learned from echo lines: exact texts, newest
+/// first.
+#[derive(Debug, Default)]
+pub(crate) struct Learned {
+    prompts: VecDeque<String>,
+}
+
+impl Learned {
+    /// Learns what `line`, the line a send's typed text was echoed in, shows before the
+    /// echo: `column` is where the cursor stood at the send (the end of the pending line
+    /// then), `typed` the first piece of text the send typed. Nothing is learned where the
+    /// echo is not there (nothing echoed: a password), or the text before it has no
+    /// prompt's shape (blank, or not ending in a space).
+    pub(crate) fn learn_from_echo(&mut self, line: &str, column: usize, typed: &str) {
+        if typed.is_empty() || column > PROMPT_MAX {
+            return;
+        }
+        let Some((before, after)) = line.split_at_checked(column) else {
+            return;
+        };
+        if !after.starts_with(typed) || PromptShape::learn(before).is_none() {
+            return;
+        }
+        if let Some(at) = self.prompts.iter().position(|known| known == before) {
+            self.prompts.remove(at);
+        }
+        self.prompts.push_front(before.to_owned());
+        self.prompts.truncate(LEARNED_MAX);
+    }
+
+    /// Whether `line` is exactly a prompt learned before.
+    pub(crate) fn knows(&self, line: &str) -> bool {
+        self.prompts.iter().any(|known| known == line)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_text_before_the_echo_is_learned_as_a_prompt() {
+        let mut learned = Learned::default();
+        learned.learn_from_echo("me@box:~$ echo hi", 10, "echo hi");
+        assert!(learned.knows("me@box:~$ "));
+        assert!(!learned.knows("me@box:/tmp$ "), "exact texts only");
+        learned.learn_from_echo("λ :t map", 3, ":t map");
+        assert!(learned.knows("λ "));
+        // No echo where the cursor was (a password, echo off): nothing learned.
+        learned.learn_from_echo("Password: ", 10, "secret");
+        assert!(!learned.knows("Password: "));
+        // Output the input was typed after, not a prompt: no space before the echo.
+        learned.learn_from_echo("50%ls", 3, "ls");
+        assert!(!learned.knows("50%"));
+        // Nothing typed, or the cursor's column inside a character.
+        learned.learn_from_echo(">>> ", 4, "");
+        assert!(!learned.knows(">>> "));
+        learned.learn_from_echo("é x", 1, "x");
+        assert!(!learned.knows("é"));
+        // The newest are kept.
+        for n in 0..LEARNED_MAX + 2 {
+            learned.learn_from_echo(&format!("[{n}] x"), format!("[{n}] ").len(), "x");
+        }
+        assert!(learned.knows(&format!("[{}] ", LEARNED_MAX + 1)));
+        assert!(!learned.knows("λ "));
+    }
 
     #[test]
     fn lines_ending_as_prompts_end() {

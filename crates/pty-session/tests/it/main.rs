@@ -17,6 +17,7 @@ mod owners;
 mod people;
 mod progress;
 mod redraws;
+mod round_trips;
 mod sandbox;
 mod screens;
 mod settle;

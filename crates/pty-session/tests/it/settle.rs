@@ -398,3 +398,43 @@ async fn until_does_not_match_the_echo_of_what_was_typed() {
     assert!(shown.lines().any(|line| line == "xyzzy"), "{shown}");
     pty.shutdown().await;
 }
+
+/// `until` on the prompt itself ends at the prompt after the command, never at the one
+/// the send was made at, which its echo line begins with (the bench's `until` on a
+/// prompt, an agent's `until: "\$ $"`).
+#[tokio::test]
+async fn until_does_not_match_the_prompt_the_send_was_made_at() {
+    let (pty, owner) = service();
+    let shell = open(&pty, &owner, bash()).await;
+    let started = Instant::now();
+    let (reason, shown) = send_until(
+        &pty,
+        &owner,
+        &shell.session_id,
+        "sleep 0.5; echo hi",
+        r"^\$ $",
+    )
+    .await;
+    assert_eq!(reason, SettleReason::Match, "{shown}");
+    assert!(started.elapsed() >= Duration::from_millis(400), "{shown}");
+    assert!(shown.lines().any(|line| line == "hi"), "{shown}");
+    let python = open(
+        &pty,
+        &owner,
+        OpenRequest::new(format!("{} -q -i", python3())).env("PYTHON_BASIC_REPL", "1"),
+    )
+    .await;
+    let started = Instant::now();
+    let (reason, shown) = send_until(
+        &pty,
+        &owner,
+        &python.session_id,
+        "import time; time.sleep(0.5); print(6*7)",
+        r"^>>> $",
+    )
+    .await;
+    assert_eq!(reason, SettleReason::Match, "{shown}");
+    assert!(started.elapsed() >= Duration::from_millis(400), "{shown}");
+    assert!(shown.lines().any(|line| line == "42"), "{shown}");
+    pty.shutdown().await;
+}
