@@ -14,6 +14,7 @@
 
 mod facade;
 mod fairness;
+mod latency;
 mod looks;
 mod mcp;
 mod node;
@@ -86,6 +87,9 @@ enum Workload {
     Ssh,
     /// One owner's echo beside another owner's floods, and alone.
     Fairness,
+    /// Where one echo's time goes, stage by stage, and 50 echo sessions at once (last:
+    /// it turns the library's timeline on in this process).
+    Latency,
 }
 
 /// Counts for one run: the full figures of BENCHMARKS.md, or small ones for `--quick`.
@@ -201,6 +205,7 @@ async fn run(args: &Args) -> Result<()> {
         Workload::Sandboxes,
         Workload::Ssh,
         Workload::Fairness,
+        Workload::Latency,
     ];
     for workload in all {
         if !args.only.is_empty() && !args.only.contains(&workload) {
@@ -222,6 +227,7 @@ async fn run(args: &Args) -> Result<()> {
             Workload::Sandboxes => sandboxes::sandboxes(&plan, &mut report).await,
             Workload::Ssh => ssh::ssh(&plan, &mut report).await,
             Workload::Fairness => fairness::fairness(&plan, &mut report).await,
+            Workload::Latency => latency::latency(&plan, &mut report).await,
         };
         ran.with_context(|| format!("workload {workload:?}"))?;
     }

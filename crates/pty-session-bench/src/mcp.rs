@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, Implementation,
+    PingRequest, ProtocolVersion,
 };
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -60,26 +61,33 @@ pub struct Server {
 impl Server {
     /// Starts `binary mcp` and completes the MCP handshake.
     pub fn start(binary: &Path) -> Result<Server> {
-        Self::start_with(binary, false)
+        Self::start_with(binary, false, None)
     }
 
     /// Starts `binary serve` on a free loopback port and completes the MCP handshake over
     /// HTTP (2025-11-25, with an MCP session); every call then goes over the one
     /// kept-alive connection of the client's pool.
     pub fn start_http(binary: &Path) -> Result<Server> {
-        Self::start_with(binary, true)
+        Self::start_with(binary, true, None)
     }
 
-    fn start_with(binary: &Path, http: bool) -> Result<Server> {
+    /// [`start`](Self::start) (`http` false) or [`start_http`](Self::start_http), the
+    /// server writing the timeline of each call to `timeline`
+    /// (`pty_session::timeline`).
+    pub fn start_traced(binary: &Path, http: bool, timeline: &Path) -> Result<Server> {
+        Self::start_with(binary, http, Some(timeline))
+    }
+
+    fn start_with(binary: &Path, http: bool, timeline: Option<&Path>) -> Result<Server> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .context("the client's runtime")?;
         let (client, child, addr) = if http {
-            let (client, child, addr) = runtime.block_on(Self::connect_http(binary))?;
+            let (client, child, addr) = runtime.block_on(Self::connect_http(binary, timeline))?;
             (client, child, Some(addr))
         } else {
-            let (client, child) = runtime.block_on(Self::connect(binary))?;
+            let (client, child) = runtime.block_on(Self::connect(binary, timeline))?;
             (client, child, None)
         };
         Ok(Server {
@@ -106,8 +114,16 @@ impl Server {
         runtime.block_on(future)
     }
 
-    async fn connect(binary: &Path) -> Result<(RunningService<RoleClient, BenchClient>, Child)> {
-        let mut child = Command::new(binary)
+    async fn connect(
+        binary: &Path,
+        timeline: Option<&Path>,
+    ) -> Result<(RunningService<RoleClient, BenchClient>, Child)> {
+        let mut command = Command::new(binary);
+        command.env_remove(pty_session::timeline::ENV);
+        if let Some(path) = timeline {
+            command.env(pty_session::timeline::ENV, path);
+        }
+        let mut child = command
             .arg("mcp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -126,8 +142,14 @@ impl Server {
 
     async fn connect_http(
         binary: &Path,
+        timeline: Option<&Path>,
     ) -> Result<(RunningService<RoleClient, BenchClient>, Child, SocketAddr)> {
-        let mut child = Command::new(binary)
+        let mut command = Command::new(binary);
+        command.env_remove(pty_session::timeline::ENV);
+        if let Some(path) = timeline {
+            command.env(pty_session::timeline::ENV, path);
+        }
+        let mut child = command
             .args(["serve", "--listen", "127.0.0.1:0"])
             .env("PTY_SESSION_TOKEN", TOKEN)
             .env_remove("RUST_LOG")
@@ -160,6 +182,19 @@ impl Server {
             .await
             .context("MCP handshake over HTTP")?;
         Ok((client, child, addr))
+    }
+
+    /// An MCP `ping`: the protocol's round trip alone, no tool.
+    pub fn ping(&self) -> Result<Duration> {
+        let ping = ClientRequest::PingRequest(PingRequest {
+            method: Default::default(),
+            extensions: Default::default(),
+        });
+        let start = Instant::now();
+        let call = tokio::time::timeout(Duration::from_secs(60), self.client.send_request(ping));
+        self.block_on(call)
+            .context("ping: no answer within 60 s")??;
+        Ok(start.elapsed())
     }
 
     /// Calls `tool`; fails on a protocol error or a tool error.
@@ -258,16 +293,24 @@ impl<'a> Echo<'a> {
 
     /// `pty_send` of `data`; complete when the one reply holds the echo and `cat`'s copy.
     pub fn round(&mut self, data: &str) -> Result<Duration> {
+        Ok(self.stamped_round(data)?.0)
+    }
+
+    /// [`round`](Self::round), with the monotonic clock (`pty_session::timeline::now_ns`)
+    /// at the call's start and at its reply, for the timeline of the server's stages.
+    pub fn stamped_round(&mut self, data: &str) -> Result<(Duration, [u64; 2])> {
+        let called = pty_session::timeline::now_ns();
         let start = Instant::now();
         let sent = self
             .server
             .call("pty_send", json!({"id": self.id, "data": data}))?;
         let elapsed = start.elapsed();
+        let replied = pty_session::timeline::now_ns();
         let whole = sent["delta"] == format!("{data}\n{data}\n") && sent["settledBy"] == "input";
         self.complete.count(whole, || {
             format!("sent {data:?}, got {sent} after {elapsed:?}")
         });
-        Ok(elapsed)
+        Ok((elapsed, [called, replied]))
     }
 }
 

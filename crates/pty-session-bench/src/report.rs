@@ -27,6 +27,8 @@ pub struct Report {
     quick: bool,
     rows: Vec<Row>,
     notes: Vec<String>,
+    /// Tables of their own (markdown, with a title line), printed after the notes.
+    tables: Vec<String>,
 }
 
 impl Report {
@@ -35,6 +37,7 @@ impl Report {
             quick,
             rows: Vec::new(),
             notes: Vec::new(),
+            tables: Vec::new(),
         }
     }
 
@@ -69,6 +72,12 @@ impl Report {
         let note = note.into();
         eprintln!("   note: {note}");
         self.notes.push(note);
+    }
+
+    /// A table of its own (a breakdown), printed after the main table and its notes.
+    pub fn table(&mut self, table: String) {
+        eprintln!("{table}");
+        self.tables.push(table);
     }
 
     /// How many rows missed their target.
@@ -113,6 +122,10 @@ impl Report {
             for note in &self.notes {
                 println!("- {note}");
             }
+        }
+        for table in &self.tables {
+            println!();
+            print!("{table}");
         }
     }
 }

@@ -114,6 +114,7 @@ mod shell;
 mod signal;
 mod tap;
 mod term;
+pub mod timeline;
 mod watch;
 
 pub use backend::{Backend, Backends, ExecBackend, ShellBackend, quote_word};

@@ -294,6 +294,17 @@ impl PtyService {
     /// Sends to one session are served one at a time, each with its settle, so that each
     /// reply holds the answer to its own input.
     pub async fn send(&self, owner: &Owner, id: &SessionId, request: SendRequest) -> Result<Sent> {
+        let followed = crate::timeline::enter("send");
+        let sent = self.send_call(owner, id, request).await;
+        if followed {
+            crate::timeline::finish("send.done");
+        } else {
+            crate::timeline::mark("send.done");
+        }
+        sent
+    }
+
+    async fn send_call(&self, owner: &Owner, id: &SessionId, request: SendRequest) -> Result<Sent> {
         let start = Instant::now();
         // Arguments first: a bad one is the caller's error whatever the session.
         crate::request::check_key_names(request.keys.as_deref())?;
@@ -329,18 +340,22 @@ impl PtyService {
         let bytes = zeroize::Zeroizing::new(bytes);
         let base = Baseline::before_send(&session, bytes.last() == Some(&b'\r'))
             .typed(&session, &plan, &bytes);
+        crate::timeline::mark("locked");
         let mut probe = session.probe();
         session.mark_write(&mut probe);
+        crate::timeline::mark("probed");
         let timeout = plan.deadline().duration_since(start);
         tokio::select! {
             written = session.write(&bytes, plan.deadline(), timeout) => written?,
             () = cancel.cancelled() => return Err(Error::Cancelled),
         };
         session.write_done();
+        crate::timeline::mark("written");
         session.state().agent_input(&bytes);
         let progress = request.settle.progress.as_ref();
         let settled = settle::settle(&session, &plan, base, probe, Some(cancel));
         let settled_by = progress::watch(&session, progress, start, settled).await?;
+        crate::timeline::mark("settled");
         let (reply, commands) = if request.read {
             let reply = reply(&session, budget);
             (reply, session.state().take_commands())

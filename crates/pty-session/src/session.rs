@@ -537,6 +537,7 @@ impl Session {
     /// read may take up to the read buffer past it): whether the master was found
     /// empty, the end of output came, or there is more to read.
     fn read_available(&self, budget: usize) -> io::Result<Drained> {
+        crate::timeline::mark("drain.wake");
         SCRATCH.with_borrow_mut(|(buf, rendered)| {
             rendered.lines.clear();
             rendered.replies.clear();
@@ -595,6 +596,7 @@ impl Session {
                 let _ = crate::pty::write_some(self.master.get_ref(), &rendered.replies);
             }
             if got_output || eof {
+                crate::timeline::mark("drain");
                 let mut state = self.state();
                 if got_output {
                     state.output_seq += 1;

@@ -25,6 +25,8 @@ pub struct Front {
 /// `nosniff`, and `Cache-Control: no-store` when it comes from the API or `/mcp`; a
 /// refusal is logged.
 pub async fn check(State(front): State<Front>, request: Request, next: Next) -> Response {
+    // The timeline (the benchmark's breakdown) follows a request from its head on.
+    pty_session::timeline::start("http.head");
     let peer = peer_of(&request);
     let api = is_api(request.uri().path());
     let host = host_of(&request);

@@ -335,6 +335,7 @@ async fn check(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
             Ok(bytes) => bytes,
             Err(response) => return response,
         };
+        pty_session::timeline::mark("http.body");
         let peek = match peek(&bytes) {
             Ok(peek) => peek,
             Err(err) => {
@@ -364,6 +365,16 @@ async fn check(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) 
     let deleting = request.method() == Method::DELETE;
     request.extensions_mut().insert(principal.clone());
     let mut response = next.run(request).await;
+    if pty_session::timeline::enabled() {
+        use http_body_util::BodyExt as _;
+        pty_session::timeline::mark("http.response");
+        response = response.map(|body| {
+            Body::new(body.map_frame(|frame| {
+                pty_session::timeline::mark("http.frame");
+                frame
+            }))
+        });
+    }
 
     if checked_json && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
         // rmcp's answer to JSON that is not a JSON-RPC message.

@@ -123,6 +123,7 @@ impl PtyTools {
         ctx: RequestContext<RoleServer>,
         arguments: JsonObject,
     ) -> Result<CallToolResult, ErrorData> {
+        pty_session::timeline::mark("tool");
         let caller = self.caller(&ctx)?;
         let cancel = ctx.ct.child_token();
         let progress = progress::reporter(&ctx);
@@ -389,12 +390,15 @@ impl PtyTools {
             request = request.reporting_to(progress);
         }
         let request = request.cancel_on(cancel.clone());
-        respond(
-            self.service
-                .send(owner, &SessionId::new(&id), request)
-                .await,
-            |sent| reply::sent(&id, self.sandbox(owner, &id), &SendResult::new(sent)),
-        )
+        let sent = self
+            .service
+            .send(owner, &SessionId::new(&id), request)
+            .await;
+        let result = respond(sent, |sent| {
+            reply::sent(&id, self.sandbox(owner, &id), &SendResult::new(sent))
+        });
+        pty_session::timeline::mark("result");
+        result
     }
 
     /// `pty_tail` for `owner`; `cancel` ends a wait with CANCELLED.

@@ -144,11 +144,13 @@ async fn read_lines<R: AsyncRead + Unpin>(
             }
             Some(Ok(Line::Text(line))) => line,
         };
+        pty_session::timeline::start("read");
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
         match serde_json::from_slice::<ClientJsonRpcMessage>(&line) {
             Ok(message) => {
+                pty_session::timeline::mark("parsed");
                 match &message {
                     JsonRpcMessage::Request(request) => in_flight.hold(request.id.clone(), permit),
                     JsonRpcMessage::Notification(notification) => {
@@ -221,7 +223,10 @@ async fn write_lines<W: AsyncWrite + Unpin>(
                     JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => None,
                 };
                 match serde_json::to_string(&reply) {
-                    Ok(line) => (line, answered),
+                    Ok(line) => {
+                        pty_session::timeline::mark("serialised");
+                        (line, answered)
+                    }
                     Err(err) => {
                         tracing::error!(%err, "cannot serialize a reply");
                         continue;
@@ -237,6 +242,7 @@ async fn write_lines<W: AsyncWrite + Unpin>(
             return;
         }
         if let Some(id) = answered {
+            pty_session::timeline::finish("flushed");
             in_flight.release(&id);
         }
     }

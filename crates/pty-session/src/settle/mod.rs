@@ -279,7 +279,12 @@ pub(crate) async fn settle(
             }
         };
         if let Some(lookup) = settler.wants_look(&seen) {
-            seen.group = Some(look(session, &mut probe, lookup));
+            let group = look(session, &mut probe, lookup);
+            crate::timeline::mark(match group {
+                GroupLook::Input { .. } => "look.input",
+                _ => "look",
+            });
+            seen.group = Some(group);
             seen.last_write = session.last_write().map(|mark| mark.at);
         }
         let wake = match settler.step(&seen) {
