@@ -94,11 +94,11 @@ impl PtyTools {
         ctx: RequestContext<RoleServer>,
         arguments: JsonObject,
     ) -> Result<CallToolResult, ErrorData> {
-        let caller = self.caller(&ctx)?;
-        let cancel = ctx.ct.child_token();
-        let progress = progress::reporter(&ctx);
-        let call = self.open_reporting(caller.owner(), arguments, &cancel, progress);
-        Ok(self.stopping.run(&cancel, call).await)
+        self.waiting(&ctx, async |owner, cancel, progress| {
+            self.open_reporting(owner, arguments, cancel, progress)
+                .await
+        })
+        .await
     }
 
     /// Type into a session and return once the output settled: exit, an input wait (or
@@ -124,11 +124,11 @@ impl PtyTools {
         arguments: JsonObject,
     ) -> Result<CallToolResult, ErrorData> {
         pty_session::timeline::mark("tool");
-        let caller = self.caller(&ctx)?;
-        let cancel = ctx.ct.child_token();
-        let progress = progress::reporter(&ctx);
-        let call = self.send_reporting(caller.owner(), arguments, &cancel, progress);
-        Ok(self.stopping.run(&cancel, call).await)
+        self.waiting(&ctx, async |owner, cancel, progress| {
+            self.send_reporting(owner, arguments, cancel, progress)
+                .await
+        })
+        .await
     }
 
     /// Read what a session printed since the last reply, without typing; each line comes
@@ -149,11 +149,11 @@ impl PtyTools {
         ctx: RequestContext<RoleServer>,
         arguments: JsonObject,
     ) -> Result<CallToolResult, ErrorData> {
-        let caller = self.caller(&ctx)?;
-        let cancel = ctx.ct.child_token();
-        let progress = progress::reporter(&ctx);
-        let call = self.tail_reporting(caller.owner(), arguments, &cancel, progress);
-        Ok(self.stopping.run(&cancel, call).await)
+        self.waiting(&ctx, async |owner, cancel, progress| {
+            self.tail_reporting(owner, arguments, cancel, progress)
+                .await
+        })
+        .await
     }
 
     /// The terminal window as a person sees it now: visible rows (trailing blanks
@@ -316,6 +316,20 @@ impl PtyTools {
     fn router() -> &'static ToolRouter<PtyTools> {
         static ROUTER: LazyLock<ToolRouter<PtyTools>> = LazyLock::new(PtyTools::tool_router);
         &ROUTER
+    }
+
+    /// A call that waits for a settle, for its caller: `call` gets the caller, a token
+    /// that the request's cancel and the server's stop both end, and where progress goes.
+    async fn waiting(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        call: impl AsyncFnOnce(&Owner, &CancellationToken, Option<ProgressFn>) -> CallToolResult,
+    ) -> Result<CallToolResult, ErrorData> {
+        let caller = self.caller(ctx)?;
+        let cancel = ctx.ct.child_token();
+        let progress = progress::reporter(ctx);
+        let call = call(caller.owner(), &cancel, progress);
+        Ok(self.stopping.run(&cancel, call).await)
     }
 
     fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<ActiveOwner, ErrorData> {

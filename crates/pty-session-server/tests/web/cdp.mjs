@@ -137,3 +137,25 @@ export function pageScripts(page, deadlineMs) {
   }
   return { evaluate, waitFor };
 }
+
+// The web view at `pageUrl` in a new page, logged in with `token`; the page's exceptions
+// are shown on stderr. `setUp(page)` runs before the page loads (a window size, focus
+// emulation). Returns the page (`openPage`) and its scripts (`pageScripts`).
+export async function loggedInPage({ cdpUrl, pageUrl, token, deadlineMs, setUp = async () => {} }) {
+  const { page, close } = await openPage(cdpUrl, (message) => {
+    if (message.method === "Runtime.exceptionThrown") {
+      console.error("page exception:", JSON.stringify(message.params.exceptionDetails));
+    }
+  });
+  await page("Page.enable");
+  await page("Runtime.enable");
+  await setUp(page);
+  const { evaluate, waitFor } = pageScripts(page, deadlineMs);
+  await page("Page.navigate", { url: pageUrl });
+  await waitFor("the page's script", "document.readyState === 'complete' && document.body.dataset.ready === 'yes'");
+  await evaluate(`(() => {
+  document.getElementById('token').value = ${JSON.stringify(token)};
+  document.querySelector('#login-form button').click();
+})()`);
+  return { page, close, evaluate, waitFor };
+}

@@ -4,7 +4,7 @@
 // one a program that asks is told). Run by tests/it/browser.rs.
 "use strict";
 
-import { openPage, pageScripts } from "./cdp.mjs";
+import { loggedInPage } from "./cdp.mjs";
 import { env, step } from "./script.mjs";
 
 const CDP_URL = env("CDP_URL");
@@ -16,22 +16,9 @@ const BACKGROUND = env("BACKGROUND");
 const BACKGROUND_CSS = env("BACKGROUND_CSS");
 const DEADLINE_MS = 30000;
 
-
-const { page, close } = await openPage(CDP_URL, (message) => {
-  if (message.method === "Runtime.exceptionThrown") {
-    console.error("page exception:", JSON.stringify(message.params.exceptionDetails));
-  }
+const { page, close, evaluate, waitFor } = await loggedInPage({
+  cdpUrl: CDP_URL, pageUrl: PAGE_URL, token: TOKEN, deadlineMs: DEADLINE_MS,
 });
-await page("Page.enable");
-await page("Runtime.enable");
-const { evaluate, waitFor } = pageScripts(page, DEADLINE_MS);
-
-await page("Page.navigate", { url: PAGE_URL });
-await waitFor("the page's script", "document.readyState === 'complete' && document.body.dataset.ready === 'yes'");
-await evaluate(`(() => {
-  document.getElementById('token').value = ${JSON.stringify(TOKEN)};
-  document.querySelector('#login-form button').click();
-})()`);
 await waitFor("the session in the list", `!!document.querySelector('tr[data-id="${SESSION_ID}"]')`);
 await evaluate(`document.querySelector('tr[data-id="${SESSION_ID}"]').click()`);
 await waitFor("the live terminal", "document.getElementById('terminal-state').textContent === 'live'");

@@ -5,7 +5,7 @@
 // stdin) says it is done, `start`'s with the id of a session the new server holds.
 "use strict";
 
-import { openPage, pageScripts } from "./cdp.mjs";
+import { loggedInPage } from "./cdp.mjs";
 import { env, step, ask } from "./script.mjs";
 
 const CDP_URL = env("CDP_URL");
@@ -14,22 +14,9 @@ const TOKEN = env("TOKEN");
 const SESSION_ID = env("SESSION_ID");
 const DEADLINE_MS = 30000;
 
-
-const { page, close } = await openPage(CDP_URL, (message) => {
-  if (message.method === "Runtime.exceptionThrown") {
-    console.error("page exception:", JSON.stringify(message.params.exceptionDetails));
-  }
+const { page, close, evaluate, waitFor } = await loggedInPage({
+  cdpUrl: CDP_URL, pageUrl: PAGE_URL, token: TOKEN, deadlineMs: DEADLINE_MS,
 });
-await page("Page.enable");
-await page("Runtime.enable");
-const { evaluate, waitFor } = pageScripts(page, DEADLINE_MS);
-
-await page("Page.navigate", { url: PAGE_URL });
-await waitFor("the page's script", "document.readyState === 'complete' && document.body.dataset.ready === 'yes'");
-await evaluate(`(() => {
-  document.getElementById('token').value = ${JSON.stringify(TOKEN)};
-  document.querySelector('#login-form button').click();
-})()`);
 await waitFor("the session in the list", `!!document.querySelector('tr[data-id="${SESSION_ID}"]')`);
 step("logged in", {});
 

@@ -5,7 +5,7 @@
 // Run by tests/it/browser.rs, which opens the sessions, starts the browser and reads what
 // the program got. Needs nothing but Node (18 or later).
 import { writeFileSync } from "node:fs";
-import { openPage, pageScripts } from "./cdp.mjs";
+import { loggedInPage } from "./cdp.mjs";
 import { env, step } from "./script.mjs";
 
 const CDP_URL = env("CDP_URL");
@@ -18,25 +18,12 @@ const GO_FILE = env("GO_FILE");
 const DEADLINE_MS = 30000;
 
 
-const { page } = await openPage(CDP_URL, (message) => {
-  if (message.method === "Runtime.exceptionThrown") {
-    console.error("page exception:", JSON.stringify(message.params.exceptionDetails));
-  }
+const { page, evaluate, waitFor } = await loggedInPage({
+  cdpUrl: CDP_URL, pageUrl: PAGE_URL, token: TOKEN, deadlineMs: DEADLINE_MS,
+  // The page counts as focused, as a person's window would: its own focus on opening a
+  // session then fires a focus event, and xterm.js would report it.
+  setUp: (page) => page("Emulation.setFocusEmulationEnabled", { enabled: true }),
 });
-await page("Page.enable");
-await page("Runtime.enable");
-// The page counts as focused, as a person's window would: its own focus on opening a
-// session then fires a focus event, and xterm.js would report it.
-await page("Emulation.setFocusEmulationEnabled", { enabled: true });
-
-const { evaluate, waitFor } = pageScripts(page, DEADLINE_MS);
-
-await page("Page.navigate", { url: PAGE_URL });
-await waitFor("the page's script", "document.readyState === 'complete' && document.body.dataset.ready === 'yes'");
-await evaluate(`(() => {
-  document.getElementById('token').value = ${JSON.stringify(TOKEN)};
-  document.querySelector('#login-form button').click();
-})()`);
 
 // 1. The list: each command cell is the escaped text, as one line.
 const shownCommands = {};
