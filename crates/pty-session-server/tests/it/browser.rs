@@ -14,6 +14,23 @@ use crate::support::*;
 const TOKEN: &str = "browser-token-0123456789abcdef";
 const SECRET: &str = "hunter2-correct-horse";
 
+/// `node tests/web/{script}` driving `browser` through the web view at `addr`, logged in
+/// with the test's token (`CDP_URL`, `PAGE_URL`, `TOKEN`; a script's own settings are
+/// added by its test).
+fn web_script(script: &str, browser: &Browser, addr: std::net::SocketAddr) -> Command {
+    let mut command = Command::new("node");
+    command
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/web")
+                .join(script),
+        )
+        .env("CDP_URL", &browser.devtools)
+        .env("PAGE_URL", format!("http://{addr}/"))
+        .env("TOKEN", TOKEN);
+    command
+}
+
 /// Headless Chromium in a process group of its own, killed with every process in it.
 struct Browser {
     child: tokio::process::Child,
@@ -203,13 +220,8 @@ async fn a_person_logs_in_watches_and_types_through_the_web_view() {
     let browser = Browser::start(dir.join("profile")).await;
     let screenshot = screenshot_path();
     let _ = std::fs::remove_file(&screenshot);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web/browser.mjs");
-    let mut command = Command::new("node");
+    let mut command = web_script("browser.mjs", &browser, server.addr);
     command
-        .arg(&script)
-        .env("CDP_URL", &browser.devtools)
-        .env("PAGE_URL", format!("http://{}/", server.addr))
-        .env("TOKEN", TOKEN)
         .env("PYTHON_ID", &python)
         .env("PASSWORD_ID", &password)
         .env("VIM_ID", &vim)
@@ -302,7 +314,7 @@ async fn the_mcp_app_under_the_sdk_host_types_without_reading_and_stops() {
     let dir = scratch("mcp-app");
     let web = web_test_packages();
     let mut server = http_server(
-        &["--background", "#102030"],
+        &["--background", BACKGROUND],
         &[("PTY_SESSION_TOKEN", TOKEN)],
     )
     .await;
@@ -409,12 +421,8 @@ async fn the_web_view_lists_commands_escaped_and_answers_no_query_twice() {
     .await;
 
     let browser = Browser::start(dir.join("profile")).await;
-    let mut command = Command::new("node");
+    let mut command = web_script("safety.mjs", &browser, server.addr);
     command
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web/safety.mjs"))
-        .env("CDP_URL", &browser.devtools)
-        .env("PAGE_URL", format!("http://{}/", server.addr))
-        .env("TOKEN", TOKEN)
         .env("EXPECTED", serde_json::Value::Object(expected).to_string())
         .env("QUERY_ID", &queries)
         .env("GO_FILE", &go);
@@ -458,12 +466,7 @@ async fn the_web_view_keeps_its_token_across_a_server_restart() {
     drop(agent);
 
     let browser = Browser::start(dir.join("profile")).await;
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web/restart.mjs");
-    let mut child = Command::new("node")
-        .arg(&script)
-        .env("CDP_URL", &browser.devtools)
-        .env("PAGE_URL", format!("http://{addr}/"))
-        .env("TOKEN", TOKEN)
+    let mut child = web_script("restart.mjs", &browser, addr)
         .env("SESSION_ID", &first)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -540,33 +543,12 @@ async fn the_web_view_keeps_its_token_across_a_server_restart() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_web_view_draws_history_in_colour_on_the_configured_background() {
     let dir = scratch("browser-colours");
-    let mut server = http_server(
-        &["--background", "#102030"],
-        &[("PTY_SESSION_TOKEN", TOKEN)],
-    )
-    .await;
-    let agent = current_client(&server.url, TOKEN).await;
-    let (id, _) = open(
-        &agent,
-        at_home(
-            json!({
-                "command": "printf '\\033[31merror: red\\033[0m\\n'; seq 1 40; exec cat",
-                "rows": 10, "until": "^40$",
-            }),
-            &dir,
-        ),
-    )
-    .await;
+    let (mut server, agent, id) = a_red_line_scrolled_out(&dir, TOKEN).await;
     let browser = Browser::start(dir.join("profile")).await;
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web/colours.mjs");
-    let mut command = Command::new("node");
+    let mut command = web_script("colours.mjs", &browser, server.addr);
     command
-        .arg(&script)
-        .env("CDP_URL", &browser.devtools)
-        .env("PAGE_URL", format!("http://{}/", server.addr))
-        .env("TOKEN", TOKEN)
         .env("SESSION_ID", &id)
-        .env("BACKGROUND", "#102030")
+        .env("BACKGROUND", BACKGROUND)
         .env("BACKGROUND_CSS", "rgb(16, 32, 48)");
     let driven = drive(command, &agent, DEADLINE * 3).await;
     browser.stop().await;

@@ -127,8 +127,7 @@ pub(crate) fn assert_same_modes(before: &Termios, after: &Termios) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attach_shows_output_types_keys_follows_the_window_and_detaches() {
     let dir = scratch("attach");
-    let token_file = dir.join("token");
-    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let token_file = token_file(&dir);
     let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
     let agent = current_client(&server.url, TOKEN).await;
     let (id, _pid) = open(&agent, at_home(json!({"command": "python3 -q"}), &dir)).await;
@@ -241,6 +240,13 @@ async fn attach_shows_output_types_keys_follows_the_window_and_detaches() {
     drop(agent);
     server.stop().await;
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A file in `dir` holding the test's token, for `attach --token-file`.
+fn token_file(dir: &std::path::Path) -> std::path::PathBuf {
+    let file = dir.join("token");
+    std::fs::write(&file, format!("{TOKEN}\n")).unwrap();
+    file
 }
 
 async fn screen(agent: &Client, id: &str) -> serde_json::Value {
@@ -517,8 +523,7 @@ async fn a_viewer_of_a_full_screen_program_starts_from_its_screen() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attach_gives_the_terminal_back_from_vim_and_the_session_its_size() {
     let dir = scratch("attach-vim");
-    let token_file = dir.join("token");
-    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let token_file = token_file(&dir);
     let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
     let agent = current_client(&server.url, TOKEN).await;
     std::fs::write(dir.join("notes.txt"), "hello from vim\n").unwrap();
@@ -809,6 +814,16 @@ impl Tmux {
         (fields.next().unwrap(), fields.next().unwrap())
     }
 
+    /// `pty-session attach` typed at the pane's shell, to `server`'s session `id`.
+    fn attach(&self, server: &HttpServer, token_file: &std::path::Path, id: &str) {
+        let attach = format!(
+            "{BIN} attach --url http://{} --token-file {} {id}",
+            server.addr,
+            token_file.display()
+        );
+        self.keys(&[&attach, "Enter"]);
+    }
+
     /// The pane's default background: `#rrggbb` as a program set it (OSC 11), or
     /// `default`.
     fn pane_background(&self) -> String {
@@ -839,8 +854,7 @@ impl Drop for Tmux {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attach_in_tmux_leaves_the_panes_lines_and_the_prompt_below_them() {
     let dir = scratch("attach-tmux");
-    let token_file = dir.join("token");
-    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let token_file = token_file(&dir);
     let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
     let agent = current_client(&server.url, TOKEN).await;
     let tmux = Tmux::start(&dir, 200, 40);
@@ -864,12 +878,7 @@ async fn attach_in_tmux_leaves_the_panes_lines_and_the_prompt_below_them() {
             .await;
         }
         let before = tmux.text();
-        let attach = format!(
-            "{BIN} attach --url http://{} --token-file {} {id}",
-            server.addr,
-            token_file.display()
-        );
-        tmux.keys(&[&attach, "Enter"]);
+        tmux.attach(&server, &token_file, &id);
         if line.is_empty() {
             // The pane shows vim's screen (the alternate one) at once.
             tmux.wait_for("vim's screen", "~").await;
@@ -967,33 +976,11 @@ async fn attach_in_tmux_leaves_the_panes_lines_and_the_prompt_below_them() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attach_in_tmux_shows_lines_scrolled_out_of_the_window_in_their_colours() {
     let dir = scratch("attach-history");
-    let token_file = dir.join("token");
-    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
-    let mut server = http_server(
-        &["--background", "#102030"],
-        &[("PTY_SESSION_TOKEN", TOKEN)],
-    )
-    .await;
-    let agent = current_client(&server.url, TOKEN).await;
-    let (id, _) = open(
-        &agent,
-        at_home(
-            json!({
-                "command": "printf '\\033[31merror: red\\033[0m\\n'; seq 1 40; exec cat",
-                "rows": 10, "until": "^40$",
-            }),
-            &dir,
-        ),
-    )
-    .await;
+    let token_file = token_file(&dir);
+    let (mut server, agent, id) = a_red_line_scrolled_out(&dir, TOKEN).await;
     let tmux = Tmux::start(&dir, 200, 40);
     tmux.wait_for("the shell's prompt", "$").await;
-    let attach = format!(
-        "{BIN} attach --url http://{} --token-file {} {id}",
-        server.addr,
-        token_file.display()
-    );
-    tmux.keys(&[&attach, "Enter"]);
+    tmux.attach(&server, &token_file, &id);
     eventually("the session's last line", || {
         tmux.text().iter().any(|l| l == "40")
     })
@@ -1021,7 +1008,11 @@ async fn attach_in_tmux_shows_lines_scrolled_out_of_the_window_in_their_colours(
         next.ends_with('1') && !next.contains("[31m"),
         "the next line in the default colours: {next:?}"
     );
-    assert_eq!(tmux.pane_background(), "#102030", "the server's background");
+    assert_eq!(
+        tmux.pane_background(),
+        BACKGROUND,
+        "the server's background"
+    );
     tmux.keys(&["C-]"]);
     tmux.wait_for("the detach note", "it keeps running").await;
     assert_eq!(
@@ -1040,7 +1031,7 @@ async fn attach_in_tmux_shows_lines_scrolled_out_of_the_window_in_their_colours(
 /// (OSC 10 and 11), each in one answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_configured_background_is_what_a_program_is_told() {
-    let server = stdio_server(&["--background", "#102030", "--foreground", "#FDF6E3"]).await;
+    let server = stdio_server(&["--background", BACKGROUND, "--foreground", "#FDF6E3"]).await;
     let script = r#"
 import os, select, sys, termios, time, tty
 old = termios.tcgetattr(0)
@@ -1077,8 +1068,7 @@ print("got=%r" % got)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attach_to_a_session_that_ends_says_only_that_it_ended() {
     let dir = scratch("attach-ends");
-    let token_file = dir.join("token");
-    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let token_file = token_file(&dir);
     let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
     let agent = current_client(&server.url, TOKEN).await;
     let (id, _) = open(&agent, at_home(json!({"command": "python3 -q"}), &dir)).await;
@@ -1109,8 +1099,7 @@ async fn attach_to_a_session_that_ends_says_only_that_it_ended() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attach_in_tmux_tells_of_a_resize_the_terminal_refused() {
     let dir = scratch("attach-refused");
-    let token_file = dir.join("token");
-    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let token_file = token_file(&dir);
     let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
     let agent = current_client(&server.url, TOKEN).await;
     let (id, _) = open(
@@ -1120,12 +1109,7 @@ async fn attach_in_tmux_tells_of_a_resize_the_terminal_refused() {
     .await;
     let tmux = Tmux::start(&dir, 200, 40);
     tmux.wait_for("the shell's prompt", "$").await;
-    let attach = format!(
-        "{BIN} attach --url http://{} --token-file {} {id}",
-        server.addr,
-        token_file.display()
-    );
-    tmux.keys(&[&attach, "Enter"]);
+    tmux.attach(&server, &token_file, &id);
     tmux.wait_for("vim's screen", "~").await;
     eventually_async("the pane's size", || async {
         screen(&agent, &id).await["cols"] == 200

@@ -526,3 +526,30 @@ pub fn open_fds(pid: u32) -> usize {
         .unwrap()
         .count()
 }
+
+/// The background the colour tests configure a server with.
+pub const BACKGROUND: &str = "#102030";
+
+/// `serve` with [`BACKGROUND`] and `token`, its agent, and a session (at `dir`) whose red
+/// line scrolled out of its 10-row window before anyone looked: 40 lines follow it, then
+/// `cat` waits. Returns the server, the agent and the session's id.
+pub async fn a_red_line_scrolled_out(dir: &Path, token: &str) -> (HttpServer, Client, String) {
+    let server = http_server(
+        &["--background", BACKGROUND],
+        &[("PTY_SESSION_TOKEN", token)],
+    )
+    .await;
+    let agent = current_client(&server.url, token).await;
+    let (id, _) = open(
+        &agent,
+        at_home(
+            serde_json::json!({
+                "command": "printf '\\033[31merror: red\\033[0m\\n'; seq 1 40; exec cat",
+                "rows": 10, "until": "^40$",
+            }),
+            dir,
+        ),
+    )
+    .await;
+    (server, agent, id)
+}
