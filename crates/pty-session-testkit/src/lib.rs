@@ -128,6 +128,40 @@ pub fn tests_home(tmpdir: impl AsRef<std::path::Path>) -> std::path::PathBuf {
     home
 }
 
+/// Fails the test, saying what to install, when `program` is not on PATH: a test of a
+/// real program never passes by skipping it.
+///
+/// ```
+/// pty_session_testkit::require("sh");
+/// ```
+pub fn require(program: &str) {
+    let found = std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    assert!(
+        found,
+        "{program} must be installed for this test (.ci/run installs it)"
+    );
+}
+
+/// A private GNUPGHOME in `home` (`home/g`, mode 0700) whose agent asks for passphrases
+/// through pinentry-curses on the terminal; `home` should be short, since gpg-agent's
+/// socket path must fit in a `sockaddr_un`.
+pub fn gnupg_home(home: &std::path::Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let gnupg = home.join("g");
+    std::fs::create_dir_all(&gnupg).expect("make the GNUPGHOME");
+    std::fs::set_permissions(&gnupg, std::fs::Permissions::from_mode(0o700))
+        .expect("make the GNUPGHOME private");
+    std::fs::write(
+        gnupg.join("gpg-agent.conf"),
+        "pinentry-program /usr/bin/pinentry-curses\n",
+    )
+    .expect("write gpg-agent.conf");
+    gnupg
+}
+
 /// The live children of `parent` whose command name (`/proc/<pid>/comm`) is `name`.
 ///
 /// ```

@@ -3,11 +3,9 @@
 //! output, the prompt pending; never a line of the step before (a reply a step behind)
 //! nor after.
 
-use std::time::Instant;
-
 use serde_json::{Value, json};
 
-use crate::support::{at_home, bash, call, ok, open, scratch, stdio_server};
+use crate::support::{at_home, bash, call, ok, open, scratch, send_waiting, stdio_server};
 
 /// The real python3 interpreter, not a shim on PATH that reads its pipes while it starts.
 fn python3() -> String {
@@ -40,20 +38,11 @@ async fn round_trips(name: &str, program: Program) {
     }
     for n in 0..30u64 {
         let data = (program.step)(n, n % 5 == 4);
-        let start = Instant::now();
-        let result = call(
-            client,
-            "pty_send",
-            json!({"id": id, "data": data, "timeoutMs": 20000}),
-        )
-        .await;
-        let sent = ok(&result);
+        let (sent, took) = send_waiting(client, &id, &data).await;
         let lines: Vec<&str> = sent["delta"].as_str().unwrap_or_default().lines().collect();
         let seen = format!(
             "{name} step {n} ({data:?}): settled by {} after {:?}; lines {lines:?}; pending {}",
-            sent["settledBy"],
-            start.elapsed(),
-            sent["pending"]
+            sent["settledBy"], took, sent["pending"]
         );
         let settled_by = sent["settledBy"].as_str().unwrap_or_default();
         assert!(program.settled_by.contains(&settled_by), "{seen}");

@@ -8,19 +8,12 @@ use std::time::{Duration, Instant};
 use pty_session_testkit::sshd::{PROFILE_GREETING, Sshd, is_shell_prompt};
 use serde_json::{Value, json};
 
-use crate::support::{Client, call, ok, stdio_server};
+use crate::support::{Client, call, ok, send_waiting, stdio_server};
 
 /// Sends `data` to session `id` with the default settle; the reply and what it showed.
 async fn send(client: &Client, id: &str, data: &str) -> (Value, String) {
-    let start = Instant::now();
-    let result = call(
-        client,
-        "pty_send",
-        json!({"id": id, "data": data, "timeoutMs": 20000}),
-    )
-    .await;
-    let sent = ok(&result).clone();
-    let seen = shows(data, &sent, "delta", start.elapsed());
+    let (sent, took) = send_waiting(client, id, data).await;
+    let seen = shows(data, &sent, "delta", took);
     (sent, seen)
 }
 

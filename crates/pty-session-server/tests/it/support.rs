@@ -553,3 +553,17 @@ pub async fn a_red_line_scrolled_out(dir: &Path, token: &str) -> (HttpServer, Cl
     .await;
     (server, agent, id)
 }
+
+/// Sends `data` to session `id` with the default settle and a timeout of 20 s; the
+/// result, and how long the call took.
+pub async fn send_waiting(client: &Client, id: &str, data: &str) -> (Value, Duration) {
+    let start = std::time::Instant::now();
+    let result = call(
+        client,
+        "pty_send",
+        serde_json::json!({"id": id, "data": data, "timeoutMs": 20000}),
+    )
+    .await;
+    let took = start.elapsed();
+    (ok(&result).clone(), took)
+}

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{bash, call, ok, open, scratch, stdio_server, text};
+use crate::support::{bash, call, ok, open, scratch, send_waiting, stdio_server, text};
+use pty_session_testkit::require;
 
 /// Sends `data` to session `id` with the default settle; the result and how long it took.
 async fn send(client: &crate::support::Client, id: &str, data: &str) -> (Value, Duration) {
@@ -111,18 +112,6 @@ async fn read_with_a_timeout_and_password_prompts_settle_by_input() {
     assert!(key.exists(), "ssh-keygen wrote the key");
 }
 
-/// Fails the test, saying what to install, when `program` is not on PATH.
-fn require(program: &str) {
-    let found = std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .is_ok_and(|out| out.status.success());
-    assert!(
-        found,
-        "{program} must be installed for this test (.ci/run installs it)"
-    );
-}
-
 /// What the session's window shows now.
 async fn screen(client: &crate::support::Client, id: &str) -> String {
     text(&call(client, "pty_screen", json!({"id": id})).await).to_owned()
@@ -166,19 +155,6 @@ async fn a_command_in_mcs_subshell_is_waited_for_over_mcp() {
     std::fs::remove_dir_all(&home).ok();
 }
 
-/// Sends `data` with the default settle and a long timeout; the result and how long it took.
-async fn send_waiting(client: &crate::support::Client, id: &str, data: &str) -> (Value, Duration) {
-    let start = Instant::now();
-    let result = call(
-        client,
-        "pty_send",
-        json!({"id": id, "data": data, "timeoutMs": 20000}),
-    )
-    .await;
-    let took = start.elapsed();
-    (ok(&result).clone(), took)
-}
-
 /// gpg asks for a passphrase through gpg-agent's pinentry-curses, in a private
 /// GNUPGHOME: gpg waits on the agent's socket, and the pinentry (the agent's child,
 /// setsid and double-forked away, under the session's shim) draws its dialog and waits
@@ -189,19 +165,12 @@ async fn a_pinentry_dialog_ends_the_wait_over_mcp() {
     require("gpg");
     require("pinentry-curses");
     // gpg-agent's socket path must fit in a `sockaddr_un`: a short directory.
-    let home = std::path::PathBuf::from(format!("/tmp/ptyg-mcp-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&home);
-    let gnupg = home.join("g");
-    std::fs::create_dir_all(&gnupg).unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(&gnupg, std::fs::Permissions::from_mode(0o700)).unwrap();
-    }
-    std::fs::write(
-        gnupg.join("gpg-agent.conf"),
-        "pinentry-program /usr/bin/pinentry-curses\n",
-    )
-    .unwrap();
+    let home = tempfile::Builder::new()
+        .prefix("ptyg")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let home = home.path();
+    let gnupg = pty_session_testkit::gnupg_home(home);
     std::fs::write(home.join("plain"), "attack at dawn\n").unwrap();
     let server = stdio_server(&[]).await;
     let client = &server.client;
@@ -239,5 +208,4 @@ async fn a_pinentry_dialog_ends_the_wait_over_mcp() {
     })
     .await;
     ok(&call(client, "pty_close", json!({"id": id})).await);
-    std::fs::remove_dir_all(&home).ok();
 }

@@ -70,17 +70,7 @@ pub fn at_home(request: OpenRequest, home: &TempDir) -> OpenRequest {
     request.env("HOME", home).env("XDG_CONFIG_HOME", home)
 }
 
-/// Skips nothing: when `program` is not on PATH, the test fails, saying what to install.
-pub fn require(program: &str) {
-    let found = std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .is_ok_and(|out| out.status.success());
-    assert!(
-        found,
-        "{program} must be installed for this test (.ci/run installs it)"
-    );
-}
+pub use pty_session_testkit::require;
 
 /// The pids a shell command wrote, one per line, into `file`.
 pub fn read_pids(file: &std::path::Path) -> Vec<i32> {

@@ -435,17 +435,7 @@ async fn a_pinentry_dialog_outside_the_foreground_group_ends_the_wait() {
     require("pinentry-curses");
     // gpg-agent's socket path must be short.
     let home = TempDir::short("ptyg");
-    let gnupg = home.0.join("g");
-    std::fs::create_dir_all(&gnupg).unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(&gnupg, std::fs::Permissions::from_mode(0o700)).unwrap();
-    }
-    std::fs::write(
-        gnupg.join("gpg-agent.conf"),
-        "pinentry-program /usr/bin/pinentry-curses\n",
-    )
-    .unwrap();
+    let gnupg = pty_session_testkit::gnupg_home(&home.0);
     std::fs::write(home.0.join("plain"), "attack at dawn\n").unwrap();
     let (pty, owner) = service();
     let start = Instant::now();
