@@ -177,20 +177,17 @@ async fn a_watcher_sees_recent_lines_in_their_colours() {
     )
     .await;
     let id = &opened.session_id;
-    pty.send(
+    let recent = recent_after(
+        &pty,
         &owner,
         id,
-        SendRequest::new(r"print('\x1b[31mred\x1b[0m plain \x1b[1;32mgreen\x1b[0m')"),
+        r"print('\x1b[31mred\x1b[0m plain \x1b[1;32mgreen\x1b[0m')",
     )
-    .await
-    .unwrap();
-    let watch = pty.watch(&owner, id).unwrap();
+    .await;
     assert!(
-        watch
-            .recent
-            .ends_with("\x1b[0;31mred\x1b[0m plain \x1b[0;1;32mgreen\x1b[0m\r\n>>> "),
+        recent.ends_with("\x1b[0;31mred\x1b[0m plain \x1b[0;1;32mgreen\x1b[0m\r\n>>> "),
         "{:?}",
-        watch.recent
+        recent
     );
     pty.close(&owner, id).await.unwrap();
 }
@@ -209,28 +206,19 @@ async fn a_watcher_sees_lines_scrolled_out_of_the_window_in_their_colours() {
         if screened {
             pty.screen(&owner, id).unwrap();
         }
-        pty.send(
+        let recent = recent_after(
+            &pty,
             &owner,
             id,
-            SendRequest::new(
-                r"print('\x1b[31merror: red\x1b[0m'); print('\n'.join(map(str, range(40))))",
-            ),
+            r"print('\x1b[31merror: red\x1b[0m'); print('\n'.join(map(str, range(40))))",
         )
-        .await
-        .unwrap();
-        let watch = pty.watch(&owner, id).unwrap();
+        .await;
         assert!(
-            watch
-                .recent
-                .contains("\r\n\x1b[0;31merror: red\x1b[0m\r\n0\r\n1\r\n"),
+            recent.contains("\r\n\x1b[0;31merror: red\x1b[0m\r\n0\r\n1\r\n"),
             "screened {screened}: {:?}",
-            watch.recent
+            recent
         );
-        assert!(
-            watch.recent.ends_with("\r\n39\r\n>>> "),
-            "{:?}",
-            watch.recent
-        );
+        assert!(recent.ends_with("\r\n39\r\n>>> "), "{:?}", recent);
         pty.close(&owner, id).await.unwrap();
     }
 }
@@ -247,20 +235,17 @@ async fn a_watcher_of_bash_sees_ls_colours_scrolled_out_of_the_window() {
         .cwd(&home.0);
     let opened = open(&pty, &owner, request).await;
     let id = &opened.session_id;
-    pty.send(
+    let recent = recent_after(
+        &pty,
         &owner,
         id,
-        SendRequest::new("LS_COLORS='di=01;34' ls --color=always -d adir; seq 1 40"),
+        "LS_COLORS='di=01;34' ls --color=always -d adir; seq 1 40",
     )
-    .await
-    .unwrap();
-    let watch = pty.watch(&owner, id).unwrap();
+    .await;
     assert!(
-        watch
-            .recent
-            .contains("\x1b[0;1;34madir\x1b[0m\r\n1\r\n2\r\n"),
+        recent.contains("\x1b[0;1;34madir\x1b[0m\r\n1\r\n2\r\n"),
         "{:?}",
-        watch.recent
+        recent
     );
     pty.close(&owner, id).await.unwrap();
 }
@@ -382,4 +367,11 @@ async fn a_send_that_does_not_read_leaves_the_lines_to_the_agent() {
     assert!(sent.read);
     assert!(sent.delta.text.contains("again\n"), "{:?}", sent.delta.text);
     pty.close(&owner, id).await.unwrap();
+}
+
+/// What a watcher that comes after `data` was typed into session `id` (and its output
+/// settled) gets of the output before it came ([`pty_session::Watch::recent`]).
+async fn recent_after(pty: &PtyService, owner: &Owner, id: &SessionId, data: &str) -> String {
+    pty.send(owner, id, SendRequest::new(data)).await.unwrap();
+    pty.watch(owner, id).unwrap().recent
 }
