@@ -405,36 +405,23 @@ async fn until_does_not_match_the_echo_of_what_was_typed() {
 #[tokio::test]
 async fn until_does_not_match_the_prompt_the_send_was_made_at() {
     let (pty, owner) = service();
-    let shell = open(&pty, &owner, bash()).await;
-    let started = Instant::now();
-    let (reason, shown) = send_until(
-        &pty,
-        &owner,
-        &shell.session_id,
-        "sleep 0.5; echo hi",
-        r"^\$ $",
-    )
-    .await;
-    assert_eq!(reason, SettleReason::Match, "{shown}");
-    assert!(started.elapsed() >= Duration::from_millis(400), "{shown}");
-    assert!(shown.lines().any(|line| line == "hi"), "{shown}");
-    let python = open(
-        &pty,
-        &owner,
-        OpenRequest::new(format!("{} -q -i", python3())).env("PYTHON_BASIC_REPL", "1"),
-    )
-    .await;
-    let started = Instant::now();
-    let (reason, shown) = send_until(
-        &pty,
-        &owner,
-        &python.session_id,
-        "import time; time.sleep(0.5); print(6*7)",
-        r"^>>> $",
-    )
-    .await;
-    assert_eq!(reason, SettleReason::Match, "{shown}");
-    assert!(started.elapsed() >= Duration::from_millis(400), "{shown}");
-    assert!(shown.lines().any(|line| line == "42"), "{shown}");
+    let python = OpenRequest::new(format!("{} -q -i", python3())).env("PYTHON_BASIC_REPL", "1");
+    let steps = [
+        (bash(), "sleep 0.5; echo hi", r"^\$ $", "hi"),
+        (
+            python,
+            "import time; time.sleep(0.5); print(6*7)",
+            r"^>>> $",
+            "42",
+        ),
+    ];
+    for (request, data, until, answer) in steps {
+        let session = open(&pty, &owner, request).await;
+        let started = Instant::now();
+        let (reason, shown) = send_until(&pty, &owner, &session.session_id, data, until).await;
+        assert_eq!(reason, SettleReason::Match, "{shown}");
+        assert!(started.elapsed() >= Duration::from_millis(400), "{shown}");
+        assert!(shown.lines().any(|line| line == answer), "{shown}");
+    }
     pty.shutdown().await;
 }
