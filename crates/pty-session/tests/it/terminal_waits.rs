@@ -522,20 +522,7 @@ async fn a_full_screen_sleep_loop_settles_by_input_after_a_cycle() {
     assert!(screen.contains("Every 0.5s"), "{screen}");
     // watch reads no key: the key stays unread, and a cycle later the call ends.
     for _ in 0..2 {
-        let (sent, took) = timed_send(
-            &pty,
-            &owner,
-            &opened.session_id,
-            SendRequest::new("x").timeout(Duration::from_millis(20_000)),
-        )
-        .await;
-        assert_eq!(
-            sent.settled_by,
-            SettleReason::Input,
-            "{}",
-            sent_shows(&sent)
-        );
-        assert!(took < WELL_BEFORE_THE_TIMEOUT, "{took:?}");
+        sent_settles_by_input(&pty, &owner, &opened.session_id, "x").await;
     }
     // The same loop on the main screen prints lines: it works until the timeout.
     let opened = open(
@@ -587,20 +574,7 @@ async fn a_refresh_loop_settles_by_input_after_a_frame() {
     let screen = pty.screen(&owner, &opened.session_id).unwrap().text();
     assert!(screen.contains("load average"), "{screen}");
     // A key: the sort by memory, then the next frame, then input again.
-    let (sent, took) = timed_send(
-        &pty,
-        &owner,
-        &opened.session_id,
-        SendRequest::new("M").timeout(Duration::from_millis(20_000)),
-    )
-    .await;
-    assert_eq!(
-        sent.settled_by,
-        SettleReason::Input,
-        "{}",
-        sent_shows(&sent)
-    );
-    assert!(took < WELL_BEFORE_THE_TIMEOUT, "{took:?}");
+    sent_settles_by_input(&pty, &owner, &opened.session_id, "M").await;
     let (sent, _) = timed_send(&pty, &owner, &opened.session_id, SendRequest::new("q")).await;
     assert_eq!(sent.settled_by, SettleReason::Exit, "{}", sent_shows(&sent));
     pty.shutdown().await;
@@ -614,4 +588,18 @@ fn mc(home: &TempDir) -> OpenRequest {
         .env("SHELL", "/bin/bash")
         .cwd(home.0.clone())
         .timeout(Duration::from_millis(20_000))
+}
+
+/// Types `data` into session `id` with a 20 s timeout, and asserts that the call ended
+/// by input, well before the timeout.
+async fn sent_settles_by_input(pty: &PtyService, owner: &Owner, id: &SessionId, data: &str) {
+    let request = SendRequest::new(data).timeout(Duration::from_millis(20_000));
+    let (sent, took) = timed_send(pty, owner, id, request).await;
+    assert_eq!(
+        sent.settled_by,
+        SettleReason::Input,
+        "{data:?} after {took:?}: {}",
+        sent_shows(&sent)
+    );
+    assert!(took < WELL_BEFORE_THE_TIMEOUT, "{data:?} took {took:?}");
 }
