@@ -83,22 +83,30 @@ async fn ssh_over_mcp_with_the_default_settle_ends_when_the_prompt_comes_back() 
     assert!(is_shell_prompt(pending(&sent), "/tmp"), "{seen}");
 
     // A remote python REPL: its prompt `>>> `, at the start and after a slow statement.
-    let (sent, seen) = send(client, &id, "/usr/bin/python3 -q").await;
-    assert_eq!(
-        (sent["settledBy"].as_str(), pending(&sent)),
-        (Some("prompt"), ">>> "),
-        "{seen}"
-    );
-    let (sent, seen) = send(client, &id, "import time; time.sleep(0.6); print(6*7)").await;
-    assert_eq!(
-        (sent["settledBy"].as_str(), pending(&sent)),
-        (Some("prompt"), ">>> "),
-        "{seen}"
-    );
+    send_to_prompt(client, &id, "/usr/bin/python3 -q", ">>> ").await;
+    let (sent, seen) = send_to_prompt(
+        client,
+        &id,
+        "import time; time.sleep(0.6); print(6*7)",
+        ">>> ",
+    )
+    .await;
     assert!(has_line(&sent, "delta", "42"), "{seen}");
 
     let closed = call(client, "pty_close", json!({"id": id})).await;
     ok(&closed);
+}
+
+/// Sends `data` to session `id` with the default settle and asserts that it ended by the
+/// remote prompt, with `prompt` pending; the reply and what it showed.
+async fn send_to_prompt(client: &Client, id: &str, data: &str, prompt: &str) -> (Value, String) {
+    let (sent, seen) = send(client, id, data).await;
+    assert_eq!(
+        (sent["settledBy"].as_str(), pending(&sent)),
+        (Some("prompt"), prompt),
+        "{seen}"
+    );
+    (sent, seen)
 }
 
 /// Sends `data` to session `id` with the default settle, or with `until`; the reply and
@@ -170,28 +178,19 @@ async fn remote_programs_prompts_end_the_wait_over_mcp() {
     // echo line of a command typed at it.
     let (sent, seen) = send_until(client, &id, "PS1='go! '", "^go! $").await;
     assert_eq!(sent["settledBy"], "match", "{seen}");
-    let (sent, seen) = send(client, &id, "echo one").await;
-    assert_eq!(
-        (sent["settledBy"].as_str(), pending(&sent)),
-        (Some("prompt"), "go! "),
-        "{seen}"
-    );
+    let (sent, seen) = send_to_prompt(client, &id, "echo one", "go! ").await;
     assert!(has_line(&sent, "delta", "one"), "{seen}");
     // A shell inside, with a prompt of its own; leaving it, the send was made at that
     // prompt and `go! ` has neither its shape nor a known ending: it is the learned text
     // that ends the wait.
-    let (sent, seen) = send(client, &id, "PS1='inner$ ' bash --norc --noprofile").await;
-    assert_eq!(
-        (sent["settledBy"].as_str(), pending(&sent)),
-        (Some("prompt"), "inner$ "),
-        "{seen}"
-    );
-    let (sent, seen) = send(client, &id, "exit").await;
-    assert_eq!(
-        (sent["settledBy"].as_str(), pending(&sent)),
-        (Some("prompt"), "go! "),
-        "{seen}"
-    );
+    send_to_prompt(
+        client,
+        &id,
+        "PS1='inner$ ' bash --norc --noprofile",
+        "inner$ ",
+    )
+    .await;
+    send_to_prompt(client, &id, "exit", "go! ").await;
 
     ok(&call(client, "pty_close", json!({"id": id})).await);
 }
