@@ -128,7 +128,7 @@ pub(crate) fn assert_same_modes(before: &Termios, after: &Termios) {
 async fn attach_shows_output_types_keys_follows_the_window_and_detaches() {
     let dir = scratch("attach");
     let token_file = token_file(&dir);
-    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
     let agent = current_client(&server.url, TOKEN).await;
     let (id, _pid) = open(&agent, at_home(json!({"command": "python3 -q"}), &dir)).await;
 
@@ -237,6 +237,11 @@ async fn attach_shows_output_types_keys_follows_the_window_and_detaches() {
         "the refusal says why:\n{seen}"
     );
     call(&agent, "pty_close", json!({"id": id})).await;
+    finish(agent, server, &dir).await;
+}
+
+/// The end of a test with a server: its agent gone, the server stopped, `dir` removed.
+async fn finish(agent: Client, mut server: HttpServer, dir: &std::path::Path) {
     drop(agent);
     server.stop().await;
     let _ = std::fs::remove_dir_all(dir);
@@ -259,7 +264,7 @@ async fn the_web_api_needs_the_token_and_a_loopback_origin_and_the_page_a_strict
     let alice = "alice-token-0123456789abcdef";
     let bob = "bob-token-0123456789abcdef00";
     let tokens = tokens_file(&dir, &[("alice", alice), ("bob", bob)]);
-    let mut server = http_server(&["--tokens", tokens.to_str().unwrap()], &[]).await;
+    let server = http_server(&["--tokens", tokens.to_str().unwrap()], &[]).await;
     let agent = legacy_client(&server.url, alice).await;
     let (id, _) = open(&agent, json!({"command": "cat"})).await;
 
@@ -350,9 +355,7 @@ async fn the_web_api_needs_the_token_and_a_loopback_origin_and_the_page_a_strict
     assert!(own.contains("hello") && own.contains("Binary"), "{own}");
     assert!(!server.log().contains(alice), "no token in the log");
 
-    drop(agent);
-    server.stop().await;
-    let _ = std::fs::remove_dir_all(dir);
+    finish(agent, server, &dir).await;
 }
 
 /// A viewer's key, through the WebSocket to `cat` and its echo back: the round trip that
@@ -524,7 +527,7 @@ async fn a_viewer_of_a_full_screen_program_starts_from_its_screen() {
 async fn attach_gives_the_terminal_back_from_vim_and_the_session_its_size() {
     let dir = scratch("attach-vim");
     let token_file = token_file(&dir);
-    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
     let agent = current_client(&server.url, TOKEN).await;
     std::fs::write(dir.join("notes.txt"), "hello from vim\n").unwrap();
     let command = format!(
@@ -629,9 +632,7 @@ async fn attach_gives_the_terminal_back_from_vim_and_the_session_its_size() {
 
     terminal.close();
     call(&agent, "pty_close", json!({"id": id})).await;
-    drop(agent);
-    server.stop().await;
-    let _ = std::fs::remove_dir_all(dir);
+    finish(agent, server, &dir).await;
 }
 
 /// A flood of output to a viewer that reads nothing is skipped, not buffered: the
@@ -855,7 +856,7 @@ impl Drop for Tmux {
 async fn attach_in_tmux_leaves_the_panes_lines_and_the_prompt_below_them() {
     let dir = scratch("attach-tmux");
     let token_file = token_file(&dir);
-    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
     let agent = current_client(&server.url, TOKEN).await;
     let tmux = Tmux::start(&dir, 200, 40);
     tmux.wait_for("the shell's prompt", "$").await;
@@ -964,9 +965,7 @@ async fn attach_in_tmux_leaves_the_panes_lines_and_the_prompt_below_them() {
         call(&agent, "pty_close", json!({"id": id})).await;
     }
     drop(tmux);
-    drop(agent);
-    server.stop().await;
-    let _ = std::fs::remove_dir_all(dir);
+    finish(agent, server, &dir).await;
 }
 
 /// A red line that scrolled out of the session's window before the person attached
@@ -977,7 +976,7 @@ async fn attach_in_tmux_leaves_the_panes_lines_and_the_prompt_below_them() {
 async fn attach_in_tmux_shows_lines_scrolled_out_of_the_window_in_their_colours() {
     let dir = scratch("attach-history");
     let token_file = token_file(&dir);
-    let (mut server, agent, id) = a_red_line_scrolled_out(&dir, TOKEN).await;
+    let (server, agent, id) = a_red_line_scrolled_out(&dir, TOKEN).await;
     let tmux = Tmux::start(&dir, 200, 40);
     tmux.wait_for("the shell's prompt", "$").await;
     tmux.attach(&server, &token_file, &id);
@@ -1022,9 +1021,7 @@ async fn attach_in_tmux_shows_lines_scrolled_out_of_the_window_in_their_colours(
     );
     call(&agent, "pty_close", json!({"id": id})).await;
     drop(tmux);
-    drop(agent);
-    server.stop().await;
-    let _ = std::fs::remove_dir_all(dir);
+    finish(agent, server, &dir).await;
 }
 
 /// The colours a server is configured with are the ones a program that asks is told
@@ -1069,7 +1066,7 @@ print("got=%r" % got)
 async fn attach_to_a_session_that_ends_says_only_that_it_ended() {
     let dir = scratch("attach-ends");
     let token_file = token_file(&dir);
-    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
     let agent = current_client(&server.url, TOKEN).await;
     let (id, _) = open(&agent, at_home(json!({"command": "python3 -q"}), &dir)).await;
     // Another size than the session's: the attach resizes it.
@@ -1088,9 +1085,7 @@ async fn attach_to_a_session_that_ends_says_only_that_it_ended() {
         !seen.contains("back to its"),
         "no window to go back to: {seen}"
     );
-    drop(agent);
-    server.stop().await;
-    let _ = std::fs::remove_dir_all(dir);
+    finish(agent, server, &dir).await;
 }
 
 /// An agent resizes a session while a person is attached from tmux, which refuses to
@@ -1100,7 +1095,7 @@ async fn attach_to_a_session_that_ends_says_only_that_it_ended() {
 async fn attach_in_tmux_tells_of_a_resize_the_terminal_refused() {
     let dir = scratch("attach-refused");
     let token_file = token_file(&dir);
-    let mut server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
+    let server = http_server(&[], &[("PTY_SESSION_TOKEN", TOKEN)]).await;
     let agent = current_client(&server.url, TOKEN).await;
     let (id, _) = open(
         &agent,
@@ -1133,7 +1128,5 @@ async fn attach_in_tmux_tells_of_a_resize_the_terminal_refused() {
     );
     call(&agent, "pty_close", json!({"id": id})).await;
     drop(tmux);
-    drop(agent);
-    server.stop().await;
-    let _ = std::fs::remove_dir_all(dir);
+    finish(agent, server, &dir).await;
 }
