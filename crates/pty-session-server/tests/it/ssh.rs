@@ -45,14 +45,7 @@ async fn ssh_over_mcp_with_the_default_settle_ends_when_the_prompt_comes_back() 
     // The open: ssh is silent while it connects and logs in, longer than the quiet
     // period; the open ends at the remote prompt.
     let start = Instant::now();
-    let command = sshd.ssh_command("id_ed25519", true);
-    let result = call(
-        client,
-        "pty_open",
-        json!({"command": command, "timeoutMs": 20000}),
-    )
-    .await;
-    let opened = ok(&result).clone();
+    let opened = open_ssh(client, &sshd).await;
     let seen = shows("open", &opened, "initialOutput", start.elapsed());
     assert_eq!(
         opened["settledBy"],
@@ -97,6 +90,18 @@ async fn ssh_over_mcp_with_the_default_settle_ends_when_the_prompt_comes_back() 
     ok(&closed);
 }
 
+/// Opens plain `ssh` to `sshd` with its key, with a timeout of 20 s; the result.
+async fn open_ssh(client: &Client, sshd: &Sshd) -> Value {
+    let command = sshd.ssh_command("id_ed25519", true);
+    let result = call(
+        client,
+        "pty_open",
+        json!({"command": command, "timeoutMs": 20000}),
+    )
+    .await;
+    ok(&result).clone()
+}
+
 /// Sends `data` to session `id` with the default settle and asserts that it ended by the
 /// remote prompt, with `prompt` pending; the reply and what it showed.
 async fn send_to_prompt(client: &Client, id: &str, data: &str, prompt: &str) -> (Value, String) {
@@ -133,14 +138,7 @@ async fn remote_programs_prompts_end_the_wait_over_mcp() {
     let sshd = Sshd::start().await;
     let server = stdio_server(&[]).await;
     let client = &server.client;
-    let command = sshd.ssh_command("id_ed25519", true);
-    let result = call(
-        client,
-        "pty_open",
-        json!({"command": command, "timeoutMs": 20000}),
-    )
-    .await;
-    let opened = ok(&result).clone();
+    let opened = open_ssh(client, &sshd).await;
     assert_eq!(
         opened["settledBy"],
         "prompt",
