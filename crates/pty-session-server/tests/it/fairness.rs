@@ -124,13 +124,15 @@ async fn a_token_past_its_requests_in_flight_gets_a_503_naming_it_and_another_is
         json!({"command": "exec sleep 60", "settle": "none"}),
     )
     .await;
-    // Three long waits of alice fill her share of the requests in flight.
+    // Three long waits of alice fill her share of the requests in flight. They last
+    // until the test ends them: on a machine busy with other tests, their starts may be
+    // seconds apart, and waits that end by themselves might never all be in flight.
     let mut waits = Vec::new();
     for _ in 0..3 {
         let alice = current_client(&server.url, ALICE).await;
         let id = id.clone();
         waits.push(tokio::spawn(async move {
-            let args = json!({"id": id, "until": "never-printed", "timeoutMs": 4000});
+            let args = json!({"id": id, "until": "never-printed", "timeoutMs": 60000});
             let _ = try_call(&alice, "pty_tail", args).await;
         }));
     }
@@ -156,10 +158,26 @@ async fn a_token_past_its_requests_in_flight_gets_a_503_naming_it_and_another_is
             .any(|l| l.contains("cause=\"token-connection-cap\"") && l.contains("token \"alice\"")),
         "the refusal names alice:\n{log}"
     );
-    // Alice's own calls are served again once hers in flight ended.
+    // Alice's own calls are served again once hers in flight ended: her three waits
+    // gone with their connections.
+    for wait in &waits {
+        wait.abort();
+    }
     for wait in waits {
         let _ = wait.await;
     }
+    eventually_async("alice to be served again", || async {
+        let listed = raw_request_to(
+            server.addr,
+            "GET",
+            "/api/sessions",
+            &[("Authorization", &auth)],
+            "",
+        )
+        .await;
+        listed.status == 200
+    })
+    .await;
     ok(&call(&alice, "pty_close", json!({"id": id})).await);
     drop((alice, bob));
     server.stop().await;
