@@ -168,15 +168,13 @@ pub(crate) struct EchoLine {
 }
 
 impl EchoLine {
-    /// For a send that typed `typed` with the cursor at the end of `pending`, line number
-    /// `line`; `None` when it typed no text before its first key.
-    pub(crate) fn of(typed: &[u8], line: u64, pending: &str) -> Option<EchoLine> {
-        let echo = Echo::of(typed, line, pending);
-        let first = echo.fragments.first()?;
+    /// Where `echo`, as a send made it ([`Echo::of`]), expects its first piece; `None`
+    /// when the send typed no text before its first key.
+    pub(crate) fn of(echo: &Echo) -> Option<EchoLine> {
         Some(EchoLine {
-            line,
-            column: pending.len(),
-            typed: first.clone(),
+            line: echo.line,
+            column: echo.column?,
+            typed: echo.fragments.first()?.clone(),
         })
     }
 }
@@ -287,17 +285,17 @@ mod tests {
 
     #[test]
     fn the_echo_line_is_where_the_first_piece_typed_goes() {
-        let line = EchoLine::of(b"echo hi\r", 4, "me@box:~$ ").unwrap();
+        let line = EchoLine::of(&Echo::of(b"echo hi\r", 4, "me@box:~$ ")).unwrap();
         assert_eq!((line.line, line.column), (4, 10));
         assert_eq!(line.typed.as_str(), "echo hi");
         assert_eq!(
-            EchoLine::of(b"\x1b[Aup\r", 0, ">>> ")
+            EchoLine::of(&Echo::of(b"\x1b[Aup\r", 0, ">>> "))
                 .unwrap()
                 .typed
                 .as_str(),
             "up"
         );
-        assert!(EchoLine::of(b"\r", 0, ">>> ").is_none());
+        assert!(EchoLine::of(&Echo::of(b"\r", 0, ">>> ")).is_none());
     }
 
     #[test]

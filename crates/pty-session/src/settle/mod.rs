@@ -162,11 +162,15 @@ impl Baseline {
         self.prompts_due = u64::try_from(lines).unwrap_or(u64::MAX).max(1);
         let state = session.state();
         // Only a line the send completes is an echo line: its end comes with the echo.
-        if lines > 0 && !state.in_alt_screen() {
-            self.echo_line = EchoLine::of(typed, state.lines_end(), &state.pending());
-        }
-        if plan.until.is_some() {
-            self.echo = Echo::of(typed, state.lines_end(), &state.pending());
+        let learns = lines > 0 && !state.in_alt_screen();
+        if learns || plan.until.is_some() {
+            let echo = Echo::of(typed, state.lines_end(), &state.pending());
+            if learns {
+                self.echo_line = EchoLine::of(&echo);
+            }
+            if plan.until.is_some() {
+                self.echo = echo;
+            }
         }
         drop(state);
         self
