@@ -137,15 +137,12 @@ async fn a_token_past_its_requests_in_flight_gets_a_503_naming_it_and_another_is
         }));
     }
     let auth = format!("Bearer {ALICE}");
+    let headers = [("Authorization", auth.as_str())];
+    let addr = server.addr;
+    // A request of alice's beside her waits: the web API's list of sessions.
+    let alices_list = || raw_request_to(addr, "GET", "/api/sessions", &headers, "");
     eventually_async("alice's fourth request to be refused", || async {
-        let refused = raw_request_to(
-            server.addr,
-            "GET",
-            "/api/sessions",
-            &[("Authorization", &auth)],
-            "",
-        )
-        .await;
+        let refused = alices_list().await;
         refused.status == 503 && refused.body.contains("token \"alice\"")
     })
     .await;
@@ -167,15 +164,7 @@ async fn a_token_past_its_requests_in_flight_gets_a_503_naming_it_and_another_is
         let _ = wait.await;
     }
     eventually_async("alice to be served again", || async {
-        let listed = raw_request_to(
-            server.addr,
-            "GET",
-            "/api/sessions",
-            &[("Authorization", &auth)],
-            "",
-        )
-        .await;
-        listed.status == 200
+        alices_list().await.status == 200
     })
     .await;
     ok(&call(&alice, "pty_close", json!({"id": id})).await);
