@@ -17,8 +17,9 @@ use crate::report::Report;
 use crate::stats::{Samples, ms};
 
 /// `echo hi` over ssh, then `print(6*7)` in a remote python REPL, each alternately
-/// settled by the prompt (the default settle) and by `until` matching it. Needs sshd and root (it logs into a test account), as the ssh
-/// tests do; elsewhere the row is noted, not measured.
+/// settled by the prompt (the default settle) and by `until` matching it. Needs sshd and
+/// root (it logs into a test account), as the ssh tests do; elsewhere the row is noted,
+/// not measured.
 pub async fn ssh(plan: &Plan, report: &mut Report) -> Result<()> {
     if !rustix::process::geteuid().is_root() || !pty_session_testkit::sshd::installed() {
         report.note("NOT MEASURED: ssh round trips (they need sshd and root, as the ssh tests)");

@@ -1,8 +1,9 @@
 //! Helpers that the workspace's tests and its benchmark share: whether a process is still
 //! alive or waiting for input, a process's parent and children by name, waiting until a
-//! condition holds (in a runtime, with a condition that awaits, or on a plain thread), and
-//! running a test in a process of its own, and whether the heavy tests run; with the feature `sshd`, a local OpenSSH server
-//! (the `sshd` module). Not published.
+//! condition holds (in a runtime, with a condition that awaits, or on a plain thread),
+//! running a test in a process of its own, whether the heavy tests run, the tests' home,
+//! a required program, a private GNUPGHOME; with the feature `sshd`, a local OpenSSH
+//! server (the `sshd` module). Not published.
 
 use std::time::{Duration, Instant};
 

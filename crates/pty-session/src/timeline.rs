@@ -6,8 +6,9 @@
 //! Off unless the environment names the file (`PTY_SESSION_TIMELINE=/path`) or a program
 //! linking the library calls [`enable`]; off, a stage costs two atomic loads. The times
 //! are `CLOCK_MONOTONIC` in nanoseconds, the clock every process of the machine shares,
-//! so a client's own stamps ([`now_ns`]) line up with the server's. One call at a time is followed: the stages of calls that overlap (two
-//! sessions' sends at once) mix, so a breakdown is taken with one call in flight.
+//! so a client's own stamps ([`now_ns`]) line up with the server's. One call at a time is
+//! followed: the stages of calls that overlap (two sessions' sends at once) mix, so a
+//! breakdown is taken with one call in flight.
 //!
 //! A line is the stages in order, `name=ns` separated by spaces. A stage may occur more
 //! than once (`drain`, `look`).
