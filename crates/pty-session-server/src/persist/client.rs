@@ -80,7 +80,7 @@ async fn connect_or_start(dir: &Path, server_args: &[String]) -> anyhow::Result<
                 );
                 server = start(dir, server_args)?;
             } else if let Some((pid, command)) = lock_holder(dir)
-                && !command.contains("persist-server")
+                && never_serves(&command)
             {
                 // No server of ours will ever listen while this holds the lock.
                 bail!(
@@ -151,6 +151,14 @@ fn lock_holder(dir: &Path) -> Option<(u32, String)> {
         pid,
         crate::people::shown::shown(&words.join(" ")).into_owned(),
     ))
+}
+
+/// Whether the process whose command line is `command` holds the lock and will never
+/// listen: it is not a background server. An empty command line is not such a process:
+/// a process on its way out has let go of its memory, its command line with it, before
+/// it lets go of its files, so a server that is exiting reads as one for a moment.
+fn never_serves(command: &str) -> bool {
+    !command.is_empty() && !command.contains("persist-server")
 }
 
 /// Starts `pty-session persist-server` with `server_args`, logging beside the socket.
@@ -326,5 +334,15 @@ mod tests {
         assert!(!command.is_empty());
         // Another open file description of the same file cannot take it.
         assert!(!lock_is_free(dir.path()).unwrap());
+    }
+
+    #[test]
+    fn only_a_holder_that_is_no_server_is_refused() {
+        assert!(never_serves("python3 -c import fcntl"));
+        assert!(!never_serves(
+            "/usr/bin/pty-session persist-server --listen x"
+        ));
+        // A server between letting go of its memory and of its files.
+        assert!(!never_serves(""));
     }
 }
