@@ -360,7 +360,7 @@ impl Session {
             control: Mutex::new(Some(control_write)),
             input_wait_supported,
             tty,
-            group: GroupCache::new(born_after),
+            group: GroupCache::new(born_after).below(shim as i32),
             last_write: Mutex::new(None),
         });
         tokio::spawn(drain(session.clone(), control_read));

@@ -171,6 +171,9 @@ fn list_tasks(pid: i32) -> std::io::Result<impl Iterator<Item = i32>> {
 pub(crate) struct GroupCache {
     /// Taken before the session's command started: all of its processes are newer.
     born_after: Option<PidMark>,
+    /// The session's shim, a child subreaper: every process of the session is below it
+    /// ([`group_below`]).
+    root: Option<i32>,
     /// Short lock, no `.await` while held; a refill reads `/proc` synchronously (bounded:
     /// a few pids, or one listing of `/proc`).
     known: std::sync::Mutex<Option<Known>>,
@@ -203,8 +206,15 @@ impl GroupCache {
     pub(crate) fn new(born_after: Option<PidMark>) -> GroupCache {
         GroupCache {
             born_after,
+            root: None,
             known: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Looks members up below `root`, the session's shim, before reading `/proc` at large.
+    pub(crate) fn below(mut self, root: i32) -> GroupCache {
+        self.root = Some(root);
+        self
     }
 
     /// The members of process group `pgrp`, looked up as `lookup` asks, and afresh when
@@ -235,7 +245,8 @@ impl GroupCache {
         }
         let now = PidMark::now();
         let unwrapped_since = |mark: Option<PidMark>| matches!((mark, now), (Some(mark), Some(now)) if mark.unwrapped_until(&now));
-        let members = match (known.as_ref(), now) {
+        let below = self.root.and_then(|root| group_below(root, pgrp));
+        let members = below.unwrap_or_else(|| match (known.as_ref(), now) {
             (Some(cached), Some(now)) if cached.pgrp == pgrp && unwrapped_since(cached.mark) => {
                 // Those born since the mark, those in the group's own range, and those
                 // known then that are still in it.
@@ -252,7 +263,7 @@ impl GroupCache {
                 members_between(pgrp, pgrp, now.last)
             }
             _ => all_members(pgrp),
-        };
+        });
         *known = Some(Known {
             pgrp,
             members: members.clone(),
@@ -261,6 +272,81 @@ impl GroupCache {
         });
         members
     }
+}
+
+/// How many times [`group_below`] walks a tree that changed under it before it gives up.
+const WALKS: usize = 3;
+/// Up to how many processes [`group_below`] walks: past that, a listing of `/proc` costs
+/// about as much.
+const WALKED: usize = 4096;
+
+/// The members of group `pgrp` among the processes below `root` (itself included), sorted;
+/// `None` when a walk could not vouch for every process there (see [`walk`]) three times
+/// running, or `root` is gone.
+///
+/// `root` is a session's shim, a child subreaper: a process of the session that loses its
+/// parent is handed to it (or to a subreaper below it, the init of a sandbox's pid
+/// namespace say), so every process of the session stays below it. A process group lies
+/// within one session, and the terminal's foreground group within the terminal's. So the
+/// few processes of the session are read instead of every process on the machine, which
+/// with fifty sessions made each send's lookup read the records of all the others.
+fn group_below(root: i32, pgrp: i32) -> Option<Vec<i32>> {
+    (0..WALKS).find_map(|_| walk(root, pgrp))
+}
+
+/// One walk down from `root` through the `children` record of each task (each thread
+/// lists the children it forked). The kernel keeps those lists as processes come and go,
+/// and a process that exits hands its children to a subreaper or to a sibling thread
+/// already passed, so the walk vouches for what it saw only where nothing it walked
+/// through was leaving:
+/// - each task's `stat`, read after its `children`, shows it neither dead nor exiting
+///   (`PF_EXITING` is set before an exiting task gives its children away), so the list was
+///   whole when read;
+/// - each child listed is still there, still the child of the process that listed it (a
+///   reaped child's pid can be handed to another process).
+///
+/// Anything else, and `None`: the caller walks again. A process forked after the walk
+/// passed its parent is missed, as by any listing; its pid is newer than the mark taken
+/// before the walk, which is where [`Lookup::New`] probes.
+fn walk(root: i32, pgrp: i32) -> Option<Vec<i32>> {
+    let mut members = Vec::new();
+    let mut pending = vec![(root, None)];
+    let mut walked = 0;
+    let mut buf = [0; RECORD_BYTES];
+    while let Some((pid, parent)) = pending.pop() {
+        walked += 1;
+        if walked > WALKED {
+            return None;
+        }
+        let mut process = None;
+        for tid in list_tasks(pid).ok()? {
+            let dir = format!("/proc/{pid}/task/{tid}");
+            let children = fs::read_to_string(format!("{dir}/children")).ok()?;
+            let text = read_record(format!("{dir}/stat"), &mut buf)?;
+            let (state, _, flags) = parse_task_stat(&text)?;
+            if matches!(state, 'Z' | 'X') || flags & PF_EXITING != 0 {
+                return None;
+            }
+            let children = children.split_whitespace().map(|child| child.parse().ok());
+            for child in children {
+                pending.push((child?, Some(pid)));
+            }
+            if tid == pid {
+                process = parse_stat(&text).map(|(_, stat)| stat);
+            }
+        }
+        // A process without its main task (it ended while others go on) is leaving.
+        let process = process?;
+        if parent.is_some_and(|parent| process.ppid != parent) {
+            return None;
+        }
+        if process.pgrp == pgrp {
+            members.push(pid);
+        }
+    }
+    members.sort_unstable();
+    members.dedup();
+    Some(members)
 }
 
 /// Whether process `pid` (a process, not another's thread: a thread's id answers too)
@@ -764,6 +850,154 @@ mod tests {
         child.wait().unwrap();
         assert_eq!(tasks, 4, "python started its threads");
         assert_eq!(members, [pid]);
+    }
+
+    /// A python3 running `script` after making itself a child subreaper (as the shim is),
+    /// in a group of its own; it prints the first member of group `G` it makes.
+    fn subreaper(script: &str) -> (std::process::Child, i32) {
+        use std::io::BufRead as _;
+        use std::os::unix::process::CommandExt as _;
+        let prelude = "import ctypes, os, subprocess, sys, threading, time\n\
+            ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)\n\
+            G = subprocess.Popen(['sleep', '30'], process_group=0).pid\n\
+            print(G, flush=True)\n";
+        let mut root = std::process::Command::new("python3")
+            .args(["-c", &format!("{prelude}{script}")])
+            .stdout(std::process::Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(root.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        (root, line.trim().parse().unwrap())
+    }
+
+    /// Kills groups `pgrps` and reaps `root`.
+    fn end(mut root: std::process::Child, pgrps: &[i32]) {
+        for &pgrp in pgrps {
+            let _ = rustix::process::kill_process_group(
+                rustix::process::Pid::from_raw(pgrp).unwrap(),
+                rustix::process::Signal::KILL,
+            );
+        }
+        root.wait().unwrap();
+    }
+
+    fn sorted(mut pids: Vec<i32>) -> Vec<i32> {
+        pids.sort_unstable();
+        pids
+    }
+
+    #[test]
+    fn a_walk_below_a_subreaper_finds_what_a_listing_of_proc_finds() {
+        // Members of G: the first, a shell's background child and the shell itself, an
+        // orphan handed to the subreaper, and a child forked by another thread (listed in
+        // that thread's `children`). Outside G: a child in the subreaper's own group.
+        let (root, g) = subreaper(
+            "subprocess.Popen(['sh', '-c', 'sleep 30 & (sleep 30 &); exec sleep 30'], process_group=G)\n\
+            threading.Thread(target=lambda: (subprocess.Popen(['sleep', '30'], process_group=G), time.sleep(30))).start()\n\
+            subprocess.Popen(['sleep', '30'])\n\
+            time.sleep(30)",
+        );
+        let pid = root.id() as i32;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let (walked, listed) = loop {
+            let walked = walk(pid, g);
+            let listed = sorted(all_members(g));
+            if walked.as_ref() == Some(&listed) && listed.len() == 5
+                || std::time::Instant::now() > deadline
+            {
+                break (walked, listed);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        let outside = walk(pid, pid);
+        end(root, &[g, pid]);
+        assert_eq!(listed.len(), 5, "{listed:?}");
+        assert_eq!(walked, Some(listed));
+        assert_eq!(
+            outside.map(|pids| pids.len()),
+            Some(2),
+            "the subreaper and one child"
+        );
+    }
+
+    #[test]
+    fn a_tree_with_a_process_leaving_is_read_from_all_of_proc() {
+        // A shell that exited and nobody reaped: its child was handed to the subreaper,
+        // maybe after the walk read the subreaper's children. The walk does not vouch for
+        // such a tree, and the lookup reads every process instead.
+        let (root, g) = subreaper(
+            "shell = subprocess.Popen(['sh', '-c', 'sleep 30 & exit'], process_group=G)\n\
+            time.sleep(30)",
+        );
+        let pid = root.id() as i32;
+        let cache = GroupCache::new(None).below(pid);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let zombie = loop {
+            let zombie = all_members(g).into_iter().find(|&member| {
+                let mut buf = [0; RECORD_BYTES];
+                read_record(format!("/proc/{member}/stat"), &mut buf)
+                    .and_then(|text| parse_stat(&text).map(|(state, _)| state == 'Z'))
+                    .unwrap_or(false)
+            });
+            if zombie.is_some() || std::time::Instant::now() > deadline {
+                break zombie;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        let walked = group_below(pid, g);
+        let members = sorted(cache.members(g, Lookup::All));
+        let listed = sorted(all_members(g));
+        end(root, &[g, pid]);
+        assert!(zombie.is_some(), "the shell exited");
+        assert_eq!(walked, None);
+        assert_eq!(
+            listed.len(),
+            3,
+            "the first, the zombie and the orphan: {listed:?}"
+        );
+        assert_eq!(members, listed);
+    }
+
+    #[test]
+    fn a_walk_under_churn_misses_no_process_that_lived_through_it() {
+        // Shells come and go in group G, each leaving an orphan that is handed to the
+        // subreaper as its shell exits: parents die under the walk all the time.
+        let (root, g) = subreaper(
+            "def churn():\n\
+            \x20   for _ in range(150):\n\
+            \x20       subprocess.Popen(['sh', '-c', '(sleep 30 &); sleep 0.005'], process_group=G).wait()\n\
+            threading.Thread(target=churn).start()\n\
+            time.sleep(30)",
+        );
+        let pid = root.id() as i32;
+        let (mut vouched, mut walks) = (0, 0);
+        let mut missed: Vec<i32> = Vec::new();
+        let started = std::time::Instant::now();
+        while started.elapsed() < std::time::Duration::from_secs(2) {
+            let before = all_members(g);
+            let walked = group_below(pid, g);
+            let after = all_members(g);
+            walks += 1;
+            if let Some(walked) = walked {
+                vouched += 1;
+                missed.extend(
+                    before
+                        .iter()
+                        .filter(|p| after.contains(p) && !walked.contains(p)),
+                );
+            }
+        }
+        end(root, &[g, pid]);
+        assert!(
+            missed.is_empty(),
+            "lived through a walk and missed: {missed:?}"
+        );
+        assert!(vouched > 0, "no walk of {walks} vouched for what it saw");
+        eprintln!("{vouched} of {walks} lookups walked");
     }
 
     /// Waits up to twenty seconds until process `pid` has `n` tasks; how many it has.
