@@ -139,7 +139,8 @@ fn probe_group(pgrp: i32, low: i32, high: i32) -> Vec<i32> {
         let Some(text) = read_record(format!("/proc/{pid}/stat"), &mut buf) else {
             continue;
         };
-        if parse_stat(&text).is_some_and(|(_, stat)| stat.pgrp == pgrp) {
+        // A thread started after its process was probed answers with its group too.
+        if parse_stat(&text).is_some_and(|(_, stat)| stat.pgrp == pgrp) && in_group(pid, pgrp) {
             members.push(pid);
             threads.extend(task_ids(pid).filter(|&tid| tid != pid));
         }
