@@ -283,7 +283,7 @@ const WALKED: usize = 4096;
 
 /// The members of group `pgrp` among the processes below `root` (itself included), sorted;
 /// `None` when a walk could not vouch for every process there (see [`walk`]) three times
-/// running, or `root` is gone.
+/// running, or there are too many of them, or `root` is gone.
 ///
 /// `root` is a session's shim, a child subreaper: a process of the session that loses its
 /// parent is handed to it (or to a subreaper below it, the init of a sandbox's pid
@@ -292,7 +292,22 @@ const WALKED: usize = 4096;
 /// few processes of the session are read instead of every process on the machine, which
 /// with fifty sessions made each send's lookup read the records of all the others.
 fn group_below(root: i32, pgrp: i32) -> Option<Vec<i32>> {
-    (0..WALKS).find_map(|_| walk(root, pgrp))
+    for _ in 0..WALKS {
+        match walk(root, pgrp) {
+            Ok(members) => return Some(members),
+            Err(Unvouched::Changed) => {}
+            Err(Unvouched::TooMany) => return None,
+        }
+    }
+    None
+}
+
+/// Why a [`walk`] does not vouch for what it found.
+enum Unvouched {
+    /// Something it passed was leaving or gone: a walk again may do.
+    Changed,
+    /// More than [`WALKED`] processes: a walk again would not do better.
+    TooMany,
 }
 
 /// One walk down from `root` through the `children` record of each task (each thread
@@ -306,10 +321,10 @@ fn group_below(root: i32, pgrp: i32) -> Option<Vec<i32>> {
 /// - each child listed is still there, still the child of the process that listed it (a
 ///   reaped child's pid can be handed to another process).
 ///
-/// Anything else, and `None`: the caller walks again. A process forked after the walk
-/// passed its parent is missed, as by any listing; its pid is newer than the mark taken
-/// before the walk, which is where [`Lookup::New`] probes.
-fn walk(root: i32, pgrp: i32) -> Option<Vec<i32>> {
+/// Anything else, and the caller walks again. A process forked after the walk passed its
+/// parent is missed, as by any listing; its pid is newer than the mark taken before the
+/// walk, which is where [`Lookup::New`] probes.
+fn walk(root: i32, pgrp: i32) -> Result<Vec<i32>, Unvouched> {
     let mut members = Vec::new();
     let mut pending = vec![(root, None)];
     let mut walked = 0;
@@ -317,29 +332,35 @@ fn walk(root: i32, pgrp: i32) -> Option<Vec<i32>> {
     while let Some((pid, parent)) = pending.pop() {
         walked += 1;
         if walked > WALKED {
-            return None;
+            return Err(Unvouched::TooMany);
         }
         let mut process = None;
-        for tid in list_tasks(pid).ok()? {
+        for tid in list_tasks(pid).map_err(|_| Unvouched::Changed)? {
             let dir = format!("/proc/{pid}/task/{tid}");
-            let children = fs::read_to_string(format!("{dir}/children")).ok()?;
-            let text = read_record(format!("{dir}/stat"), &mut buf)?;
-            let (state, _, flags) = parse_task_stat(&text)?;
-            if matches!(state, 'Z' | 'X') || flags & PF_EXITING != 0 {
-                return None;
+            let children = fs::read_to_string(format!("{dir}/children"));
+            let text = read_record(format!("{dir}/stat"), &mut buf);
+            let (Ok(children), Some(text)) = (children, text) else {
+                return Err(Unvouched::Changed);
+            };
+            match parse_task_stat(&text) {
+                Some((state, _, flags))
+                    if !matches!(state, 'Z' | 'X') && flags & PF_EXITING == 0 => {}
+                _ => return Err(Unvouched::Changed),
             }
-            let children = children.split_whitespace().map(|child| child.parse().ok());
-            for child in children {
-                pending.push((child?, Some(pid)));
+            for child in children.split_whitespace() {
+                let child = child.parse().map_err(|_| Unvouched::Changed)?;
+                pending.push((child, Some(pid)));
             }
             if tid == pid {
                 process = parse_stat(&text).map(|(_, stat)| stat);
             }
         }
         // A process without its main task (it ended while others go on) is leaving.
-        let process = process?;
+        let Some(process) = process else {
+            return Err(Unvouched::Changed);
+        };
         if parent.is_some_and(|parent| process.ppid != parent) {
-            return None;
+            return Err(Unvouched::Changed);
         }
         if process.pgrp == pgrp {
             members.push(pid);
@@ -347,7 +368,7 @@ fn walk(root: i32, pgrp: i32) -> Option<Vec<i32>> {
     }
     members.sort_unstable();
     members.dedup();
-    Some(members)
+    Ok(members)
 }
 
 /// Whether process `pid` (a process, not another's thread: a thread's id answers too)
@@ -905,7 +926,7 @@ mod tests {
         let pid = root.id() as i32;
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         let (walked, listed) = loop {
-            let walked = walk(pid, g);
+            let walked = walk(pid, g).ok();
             let listed = sorted(all_members(g));
             if walked.as_ref() == Some(&listed) && listed.len() == 5
                 || std::time::Instant::now() > deadline
@@ -914,7 +935,7 @@ mod tests {
             }
             std::thread::sleep(std::time::Duration::from_millis(5));
         };
-        let outside = walk(pid, pid);
+        let outside = walk(pid, pid).ok();
         end(root, &[g, pid]);
         assert_eq!(listed.len(), 5, "{listed:?}");
         assert_eq!(walked, Some(listed));
