@@ -817,6 +817,7 @@ mod tests {
             .args([
                 "-c",
                 "import subprocess, sys\n\
+                print('ready', flush=True)\n\
                 sys.stdin.readline()\n\
                 print(subprocess.Popen(['sleep', '30']).pid, flush=True)\n\
                 sys.stdin.readline()",
@@ -827,14 +828,17 @@ mod tests {
             .spawn()
             .unwrap();
         let pgrp = leader.id() as i32;
+        let mut stdout = std::io::BufReader::new(leader.stdout.take().unwrap());
+        let mut line = String::new();
+        // Once python runs: a `python3` that is a version manager's shell script (pyenv)
+        // runs helpers in the group before it execs python.
+        stdout.read_line(&mut line).unwrap();
         assert_eq!(cache.members(pgrp, Lookup::All), [pgrp]);
         fs::write("/proc/sys/kernel/ns_last_pid", "400").unwrap();
         let mut stdin = leader.stdin.take().unwrap();
         writeln!(stdin).unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(leader.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        line.clear();
+        stdout.read_line(&mut line).unwrap();
         let member: i32 = line.trim().parse().unwrap();
         let found = cache.members(pgrp, Lookup::All);
         let between = members_between(pgrp, pgrp, last_pid().unwrap());
