@@ -59,11 +59,76 @@ async fn floods(pty: &PtyService, owner: &Owner, n: usize) -> Result<Vec<Session
     Ok(ids)
 }
 
+/// The limit of the same shape, with nothing but the kernel between the bytes and the
+/// bench: a raw echo on `cat` alone, then beside `n_floods` raw `yes` floods (each read
+/// by a thread of its own, as fast as the kernel hands the bytes over), then alone again;
+/// and the floods' lines a second meanwhile (`yes` writes 3 bytes a line on a PTY).
+fn raw_limit(n_floods: usize, sends: usize) -> Result<(Samples, Samples, f64)> {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+    let mut echo = crate::raw::Echo::start()?;
+    let (mut alone, mut flooded) = (Samples::default(), Samples::default());
+    for i in 0..sends / 2 {
+        alone.push(echo.round(&format!("a{i}"))?);
+    }
+    let (stop, bytes) = (AtomicBool::new(false), AtomicU64::new(0));
+    let rate = std::thread::scope(|scope| -> Result<f64> {
+        let readers: Vec<_> = (0..n_floods)
+            .map(|_| scope.spawn(|| crate::raw::flood(&["yes"], &stop, &bytes)))
+            .collect();
+        let measured = (|| -> Result<f64> {
+            std::thread::sleep(Duration::from_millis(300));
+            let before = bytes.load(Relaxed);
+            let started = Instant::now();
+            for i in 0..sends {
+                flooded.push(echo.round(&format!("f{i}"))?);
+            }
+            let lines = (bytes.load(Relaxed) - before) / 3;
+            Ok(lines as f64 / started.elapsed().as_secs_f64())
+        })();
+        stop.store(true, Relaxed);
+        for reader in readers {
+            reader.join().expect("a flood's reader panicked")?;
+        }
+        measured
+    })?;
+    for i in 0..sends / 2 {
+        alone.push(echo.round(&format!("b{i}"))?);
+    }
+    Ok((alone, flooded, rate))
+}
+
 /// B's echo alone, then beside A's floods, then alone again (both alone blocks are one
-/// sample), and how many bytes A's floods got through meanwhile.
+/// sample), and how many bytes A's floods got through meanwhile; the raw limit of the
+/// same first.
 pub async fn fairness(plan: &Plan, report: &mut Report) -> Result<()> {
     let n_floods = if plan.quick { 4 } else { 30 };
     let sends = if plan.quick { 20 } else { 200 };
+    let workload = format!(
+        "fairness: owner B's echo on `cat` beside owner A's {n_floods} `yes` floods, same service"
+    );
+    let (raw_alone, raw_flooded, raw_rate) =
+        tokio::task::block_in_place(|| raw_limit(n_floods, sends))?;
+    report.row(
+        &workload,
+        "limit: a raw echo on `cat` alone",
+        format!("{} ({} sends)", raw_alone.summary(), raw_alone.len()),
+        String::new(),
+        "",
+        None,
+    );
+    report.row(
+        &workload,
+        &format!("limit: a raw echo beside {n_floods} raw floods, a reading thread each"),
+        format!(
+            "{}, max {} ms; the floods meanwhile {:.1} M lines/s",
+            raw_flooded.summary(),
+            ms(raw_flooded.percentile(100.0)),
+            raw_rate / 1e6
+        ),
+        format!("+{} ms at p50", ms(raw_flooded.p50() - raw_alone.p50())),
+        "",
+        None,
+    );
     let pty = PtyService::new(Config::default());
     let (a, b) = (Owner::new("a"), Owner::new("b"));
     let opened = pty
@@ -94,9 +159,6 @@ pub async fn fairness(plan: &Plan, report: &mut Report) -> Result<()> {
         alone.push(echo.round(&format!("b{i}")).await?);
     }
     pty.dispose(&b).await;
-    let workload = format!(
-        "fairness: owner B's echo on `cat` beside owner A's {n_floods} `yes` floods, same service"
-    );
     report.row(
         &workload,
         "facade, B alone",

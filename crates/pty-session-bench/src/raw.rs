@@ -208,6 +208,28 @@ pub fn read_loop(argv: &[&str]) -> Result<Drained> {
     })
 }
 
+/// Runs `argv` (a flood, such as `yes`) on a raw PTY and reads the master with a 64 KiB
+/// buffer, adding what it reads to `bytes`, until `stop` is set; then kills and reaps it.
+pub fn flood(
+    argv: &[&str],
+    stop: &std::sync::atomic::AtomicBool,
+    bytes: &std::sync::atomic::AtomicU64,
+) -> Result<()> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let mut pty = RawPty::spawn(argv)?;
+    while !stop.load(Relaxed) {
+        match pty.master.read(&mut pty.chunk) {
+            Ok(0) => bail!("the flood {argv:?} ended"),
+            Ok(n) => {
+                bytes.fetch_add(n as u64, Relaxed);
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err).context("read the master"),
+        }
+    }
+    Ok(())
+}
+
 /// `n` bare `openpty` + spawn of `cat` (no session, no controlling terminal, no
 /// `pre_exec`: `posix_spawn`, like the service): the idle sessions' limit. Returns the
 /// time of each and the pairs, which the caller drops to kill and reap them.
