@@ -592,6 +592,31 @@ async fn a_busy_job_in_the_foreground_group_is_not_input_wait() {
     pty.shutdown().await;
 }
 
+/// A busy member that lost its parent (the subshell that started it exited) is handed to
+/// the session's shim and stays in the foreground group: the lookup of the group's
+/// members, which walks the processes below the shim, still finds it.
+#[tokio::test]
+async fn a_busy_orphan_in_the_foreground_group_is_not_input_wait() {
+    let (pty, owner) = service();
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let opened = open(
+            &pty,
+            &owner,
+            OpenRequest::new("(yes > /dev/null &); exec cat").timeout(Duration::from_millis(2_500)),
+        )
+        .await;
+        seen.push(opened.settled_by);
+        pty.close(&owner, &opened.session_id).await.unwrap();
+    }
+    assert!(
+        seen.iter()
+            .all(|settled_by| *settled_by == SettleReason::Timeout),
+        "each open's settle: {seen:?}"
+    );
+    pty.shutdown().await;
+}
+
 /// REPLs that really wait on their prompt still settle by input, at the prompt and after
 /// an expression (python, bash, cat, node and gdb are in `settle::repls_settle_by_input_wait`).
 #[tokio::test]
