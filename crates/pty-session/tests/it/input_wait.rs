@@ -9,7 +9,8 @@
 use std::time::{Duration, Instant};
 
 use pty_session::{
-    OpenRequest, Opened, PtyService, SendRequest, Sent, Settle, SettleReason, Status, quote_word,
+    OpenRequest, Opened, PtyService, Sandbox, SendRequest, Sent, Settle, SettleReason, Status,
+    quote_word,
 };
 
 use crate::support::*;
@@ -593,25 +594,26 @@ async fn a_busy_job_in_the_foreground_group_is_not_input_wait() {
 }
 
 /// A busy member that lost its parent (the subshell that started it exited) is handed to
-/// the session's shim and stays in the foreground group: the lookup of the group's
-/// members, which walks the processes below the shim, still finds it.
+/// the session's shim, or in a sandbox to its pid 1, and stays in the foreground group:
+/// the lookup of the group's members, which walks the processes below the shim, still
+/// finds it.
 #[tokio::test]
 async fn a_busy_orphan_in_the_foreground_group_is_not_input_wait() {
     let (pty, owner) = service();
+    let work = TempDir::new("orphan");
     let mut seen = Vec::new();
-    for _ in 0..2 {
-        let opened = open(
-            &pty,
-            &owner,
-            OpenRequest::new("(yes > /dev/null &); exec cat").timeout(Duration::from_millis(2_500)),
-        )
-        .await;
-        seen.push(opened.settled_by);
+    for sandbox in [Sandbox::None, Sandbox::Workspace] {
+        let request = OpenRequest::new("(yes > /dev/null &); exec cat")
+            .cwd(&work.0)
+            .sandbox(sandbox)
+            .timeout(Duration::from_millis(2_500));
+        let opened = open(&pty, &owner, request).await;
+        seen.push((sandbox, opened.settled_by));
         pty.close(&owner, &opened.session_id).await.unwrap();
     }
     assert!(
         seen.iter()
-            .all(|settled_by| *settled_by == SettleReason::Timeout),
+            .all(|(_, settled_by)| *settled_by == SettleReason::Timeout),
         "each open's settle: {seen:?}"
     );
     pty.shutdown().await;
