@@ -311,15 +311,20 @@ enum Unvouched {
 }
 
 /// One walk down from `root` through the `children` record of each task (each thread
-/// lists the children it forked). The kernel keeps those lists as processes come and go,
-/// and a process that exits hands its children to a subreaper or to a sibling thread
-/// already passed, so the walk vouches for what it saw only where nothing it walked
-/// through was leaving:
-/// - each task's `stat`, read after its `children`, shows it neither dead nor exiting
-///   (`PF_EXITING` is set before an exiting task gives its children away), so the list was
-///   whole when read;
+/// lists the children it forked). Such a record is no snapshot: the kernel lists a task's
+/// children one at a time and, from one read to the next, finds its place again by
+/// position, so a child that leaves the list while it is read can make it skip another.
+/// New children only ever join the end of a list (a fork, or orphans handed over), so the
+/// walk vouches for what it read where nothing it listed left meanwhile:
 /// - each child listed is still there, still the child of the process that listed it (a
-///   reaped child's pid can be handed to another process).
+///   child that left a list is gone or has another parent now; a reaped child's pid can
+///   be handed to another process);
+/// - each task's `stat`, read after its `children`, shows it neither dead nor exiting: a
+///   task that exits hands its children to a subreaper or to a sibling thread, maybe one
+///   the walk already passed (`PF_EXITING` is set before it does);
+/// - each task's `children`, read once more after its `stat`, adds what the task gained
+///   meanwhile: a thread that calls `execve` takes over its process's pid, and the old
+///   leader's children with it, maybe between the two reads.
 ///
 /// Anything else, and the caller walks again. A process forked after the walk passed its
 /// parent is missed, as by any listing; its pid is newer than the mark taken before the
@@ -337,9 +342,10 @@ fn walk(root: i32, pgrp: i32) -> Result<Vec<i32>, Unvouched> {
         let mut process = None;
         for tid in list_tasks(pid).map_err(|_| Unvouched::Changed)? {
             let dir = format!("/proc/{pid}/task/{tid}");
-            let children = fs::read_to_string(format!("{dir}/children"));
+            let listed = read_children(&dir);
             let text = read_record(format!("{dir}/stat"), &mut buf);
-            let (Ok(children), Some(text)) = (children, text) else {
+            let gained = read_children(&dir);
+            let (Some(listed), Some(text), Some(gained)) = (listed, text, gained) else {
                 return Err(Unvouched::Changed);
             };
             match parse_task_stat(&text) {
@@ -347,10 +353,10 @@ fn walk(root: i32, pgrp: i32) -> Result<Vec<i32>, Unvouched> {
                     if !matches!(state, 'Z' | 'X') && flags & PF_EXITING == 0 => {}
                 _ => return Err(Unvouched::Changed),
             }
-            for child in children.split_whitespace() {
-                let child = child.parse().map_err(|_| Unvouched::Changed)?;
-                pending.push((child, Some(pid)));
+            for child in gained.iter().filter(|child| !listed.contains(child)) {
+                pending.push((*child, Some(pid)));
             }
+            pending.extend(listed.into_iter().map(|child| (child, Some(pid))));
             if tid == pid {
                 process = parse_stat(&text).map(|(_, stat)| stat);
             }
@@ -369,6 +375,20 @@ fn walk(root: i32, pgrp: i32) -> Result<Vec<i32>, Unvouched> {
     members.sort_unstable();
     members.dedup();
     Ok(members)
+}
+
+/// The pids a task's `children` record lists (`dir` is the task's `/proc` directory);
+/// `None` when it cannot be read or does not parse.
+fn read_children(dir: &str) -> Option<Vec<i32>> {
+    // Room for a few hundred children in one read.
+    let mut text = String::with_capacity(4096);
+    fs::File::open(format!("{dir}/children"))
+        .ok()?
+        .read_to_string(&mut text)
+        .ok()?;
+    text.split_whitespace()
+        .map(|pid| pid.parse().ok())
+        .collect()
 }
 
 /// Whether process `pid` (a process, not another's thread: a thread's id answers too)
@@ -929,17 +949,16 @@ mod tests {
         );
         let pid = root.id() as i32;
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        let (walked, listed) = loop {
+        let (walked, listed, outside) = loop {
             let walked = walk(pid, g).ok();
             let listed = sorted(all_members(g));
-            if walked.as_ref() == Some(&listed) && listed.len() == 5
-                || std::time::Instant::now() > deadline
-            {
-                break (walked, listed);
+            let outside = walk(pid, pid).ok();
+            let whole = listed.len() == 5 && all_members(pid).len() == 2;
+            if walked.as_ref() == Some(&listed) && whole || std::time::Instant::now() > deadline {
+                break (walked, listed, outside);
             }
             std::thread::sleep(std::time::Duration::from_millis(5));
         };
-        let outside = walk(pid, pid).ok();
         end(root, &[g, pid]);
         assert_eq!(listed.len(), 5, "{listed:?}");
         assert_eq!(walked, Some(listed));
@@ -952,9 +971,10 @@ mod tests {
 
     #[test]
     fn a_tree_with_a_process_leaving_is_read_from_all_of_proc() {
-        // A shell that exited and nobody reaped: its child was handed to the subreaper,
-        // maybe after the walk read the subreaper's children. The walk does not vouch for
-        // such a tree, and the lookup reads every process instead.
+        // A shell that exited and nobody reaped: its child was handed to the subreaper.
+        // Here that was long before the walk, but a walk cannot tell when: it may have
+        // been after the walk read the subreaper's children. So the walk does not vouch
+        // for a tree with a zombie in it, and the lookup reads every process instead.
         let (root, g) = subreaper(
             "shell = subprocess.Popen(['sh', '-c', 'sleep 30 & exit'], process_group=G)\n\
             time.sleep(30)",
@@ -991,7 +1011,8 @@ mod tests {
     #[test]
     fn a_walk_under_churn_misses_no_process_that_lived_through_it() {
         // Shells come and go in group G, each leaving an orphan that is handed to the
-        // subreaper as its shell exits: parents die under the walk all the time.
+        // subreaper as the subshell that started it exits: parents die under the walk all
+        // the time.
         let (root, g) = subreaper(
             "def churn():\n\
             \x20   for _ in range(150):\n\
