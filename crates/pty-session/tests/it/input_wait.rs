@@ -582,15 +582,21 @@ async fn a_busy_job_in_the_foreground_group_is_not_input_wait() {
             OpenRequest::new("yes > /dev/null & exec cat").timeout(Duration::from_millis(2_500)),
         )
         .await;
-        seen.push((opened.settled_by, start.elapsed()));
+        seen.push((start.elapsed(), opened.settled_by));
         pty.close(&owner, &opened.session_id).await.unwrap();
     }
+    all_timed_out(&seen);
+    pty.shutdown().await;
+}
+
+/// Asserts that every open of `seen` (what tells it apart, and how it settled) ended at
+/// its timeout.
+fn all_timed_out(seen: &[(impl std::fmt::Debug, SettleReason)]) {
     assert!(
         seen.iter()
-            .all(|(settled_by, _)| *settled_by == SettleReason::Timeout),
-        "each open's settle and time: {seen:?}"
+            .all(|(_, settled_by)| *settled_by == SettleReason::Timeout),
+        "each open and how it settled: {seen:?}"
     );
-    pty.shutdown().await;
 }
 
 /// A busy member that lost its parent (the subshell that started it exited) is handed to
@@ -611,11 +617,7 @@ async fn a_busy_orphan_in_the_foreground_group_is_not_input_wait() {
         seen.push((sandbox, opened.settled_by));
         pty.close(&owner, &opened.session_id).await.unwrap();
     }
-    assert!(
-        seen.iter()
-            .all(|(_, settled_by)| *settled_by == SettleReason::Timeout),
-        "each open's settle: {seen:?}"
-    );
+    all_timed_out(&seen);
     pty.shutdown().await;
 }
 
