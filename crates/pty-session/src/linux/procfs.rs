@@ -771,6 +771,11 @@ mod tests {
             .unwrap()
     }
 
+    fn sorted(mut pids: Vec<i32>) -> Vec<i32> {
+        pids.sort_unstable();
+        pids
+    }
+
     /// Looks group `pgrp` up through `cache` until it has `n` members or ten seconds pass.
     fn members_until(cache: &GroupCache, pgrp: i32, n: usize) -> Vec<i32> {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -813,10 +818,6 @@ mod tests {
         )
         .unwrap();
         child.wait().unwrap();
-        let sorted = |mut pids: Vec<i32>| {
-            pids.sort_unstable();
-            pids
-        };
         assert_eq!(members.len(), 2, "{members:?}");
         assert!(members.contains(&pid));
         assert_eq!(sorted(members.clone()), sorted(everything));
@@ -929,11 +930,6 @@ mod tests {
             );
         }
         root.wait().unwrap();
-    }
-
-    fn sorted(mut pids: Vec<i32>) -> Vec<i32> {
-        pids.sort_unstable();
-        pids
     }
 
     #[test]
